@@ -1,0 +1,44 @@
+"""One Settings tree for the whole program: the only place that reads the environment.
+
+Variables use the `ROLLBENCH_` prefix and `__` for nesting, e.g.
+`ROLLBENCH_LOADGEN__STALL_TIMEOUT_S=30`. Every field carries a description, which doubles as
+documentation (`rollbench` will print them in a later `config` command).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class LoadgenSettings(BaseModel):
+    connect_timeout_s: float = Field(10.0, gt=0, description="Connect timeout per request")
+    stall_timeout_s: float = Field(
+        60.0, gt=0, description="A request with no byte for this long fails as `stall`"
+    )
+    total_timeout_s: float = Field(600.0, gt=0, description="Whole-request timeout")
+    drain_timeout_s: float = Field(
+        60.0, ge=0, description="How long in-flight requests may finish after issuing stops"
+    )
+    workers: int | None = Field(
+        None, ge=1, description="Client processes per sweep; unset = one per 512 streams"
+    )
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="ROLLBENCH_", env_nested_delimiter="__", extra="ignore"
+    )
+
+    data_dir: Path = Field(
+        Path("rollbench-data"), description="Where runs, records and the embedded store live"
+    )
+    loadgen: LoadgenSettings = Field(default_factory=LoadgenSettings)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,349 @@
+"""The load patterns, run inside one client process on its own event loop.
+
+`concurrency` keeps N exchanges in flight: N coroutines, each issuing its next request the
+moment its previous one ends (closed loop). `poisson` issues at seeded exponential arrival
+times whatever happens to earlier requests (open loop); the scheduled time of each request
+is kept so that issue lag — the client falling behind its own schedule — is measured, not
+hidden. `offline` issues everything at once. Issuing stops when the request count and the
+minimum duration are both reached (whichever are set) or at the maximum duration; then
+in-flight requests drain until a deadline, after which they are failed as `timeout`. A
+failed request is recorded, never retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+import numpy as np
+
+from orchestrator.loadgen.exchange import Exchange
+from orchestrator.loadgen.records import COLUMNS, Failure, TokenSource
+from orchestrator.loadgen.transport import PreparedRequest, Transport
+
+Pattern = Literal["concurrency", "poisson", "offline"]
+_now = time.monotonic_ns
+_EXAMPLES_PER_CLASS = 3
+
+
+class TokenCounter(Protocol):
+    def __call__(self, text: str) -> int: ...
+
+
+@dataclass(slots=True)
+class Share:
+    """One client process's part of a level."""
+
+    pattern: Pattern
+    concurrency: int  # closed loop: exchanges kept in flight by this process
+    rate_qps: float  # poisson: this process's arrival rate
+    n_requests: int | None
+    n_warmup: int
+    min_duration_s: float | None
+    max_duration_s: float | None
+    drain_timeout_s: float
+    seed: int
+    worker: int
+    workers: int
+
+
+@dataclass(slots=True)
+class Health:
+    """How the client itself fared while measuring."""
+
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+    loop_lag_ns: list[int] = field(default_factory=list)
+    connections_opened: int = 0
+    stale_resends: int = 0  # requests re-sent because a reused connection was already closed
+    keep_alive: bool = True  # False once the server was seen closing after every response
+    drained_by_deadline: int = 0
+    token_sources: dict[str, int] = field(default_factory=dict)
+
+
+class Engine:
+    """Runs shares of levels with one transport and one set of prepared requests."""
+
+    def __init__(
+        self,
+        *,
+        transport: Transport,
+        requests: list[PreparedRequest],
+        input_tokens: list[int],
+        stream: bool,
+        max_event_bytes: int,
+        count_tokens: TokenCounter | None,
+    ) -> None:
+        if not requests:
+            raise ValueError("no requests to send")
+        self.transport = transport
+        self.requests = requests
+        self.input_tokens = input_tokens
+        self.stream = stream
+        self.max_event_bytes = max_event_bytes
+        self.count_tokens = count_tokens
+        self._cols: dict[str, list[int]] = {}
+        self._examples: dict[str, list[str]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._reset()
+        self._sample_cursor = 0
+        self._stop_now = False
+        self.issued = 0
+        self.completed = 0
+        self.failed = 0
+        self._token_sources: dict[str, int] = {}
+
+    # -- public -------------------------------------------------------------------------------
+
+    async def warmup(self, share: Share) -> tuple[int, int]:
+        """Open connections, then send `n_warmup` requests (closed loop); nothing recorded."""
+        want = share.concurrency if share.pattern == "concurrency" else min(share.concurrency, 64)
+        opened = await self.transport.warm(max(want, 0))
+        failed = 0
+        if share.n_warmup > 0:
+            remaining = share.n_warmup
+            users = max(1, min(want or 1, remaining))
+
+            async def user() -> None:
+                nonlocal remaining, failed
+                while remaining > 0:
+                    remaining -= 1
+                    ex = await self._exchange(self._next_request(share)[1], _now())
+                    failed += ex.failure is not Failure.NONE
+
+            await asyncio.gather(*(user() for _ in range(users)))
+        return opened, failed
+
+    def stop(self) -> None:
+        """Stop issuing now (operator interrupt); in-flight requests still drain."""
+        self._stop_now = True
+
+    async def run(
+        self, share: Share, start_at_ns: int, on_progress: Callable[[int, int, int], None]
+    ) -> tuple[dict[str, np.ndarray], Health, dict[str, list[str]]]:
+        self._reset()
+        self._stop_now = False
+        health = Health()
+        loop = asyncio.get_running_loop()
+        delay_s = (start_at_ns - _now()) / 1e9
+        if delay_s > 0:
+            await asyncio.sleep(delay_s)
+        cpu0, wall0 = time.process_time(), _now()
+        monitor = loop.create_task(self._watch_loop(health.loop_lag_ns, on_progress))
+        opened0 = getattr(self.transport, "connections_opened", 0)
+        resends0 = getattr(self.transport, "stale_resends", 0)
+        try:
+            if share.pattern == "concurrency":
+                await self._closed_loop(share, start_at_ns)
+            elif share.pattern == "poisson":
+                await self._poisson(share, start_at_ns)
+            else:
+                await self._offline(share)
+            health.drained_by_deadline = await self._drain(share.drain_timeout_s)
+        finally:
+            monitor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await monitor
+        health.cpu_s = time.process_time() - cpu0
+        health.wall_s = (_now() - wall0) / 1e9
+        health.connections_opened = getattr(self.transport, "connections_opened", 0) - opened0
+        health.stale_resends = getattr(self.transport, "stale_resends", 0) - resends0
+        health.keep_alive = bool(getattr(self.transport, "keep_alive", True))
+        health.token_sources = dict(self._token_sources)
+        on_progress(self.issued, self.completed, self.failed)
+        columns = {name: np.asarray(self._cols[name], dtype=dt) for name, dt in COLUMNS.items()}
+        return columns, health, self._examples
+
+    # -- patterns -------------------------------------------------------------------------------
+
+    def _may_issue(self, share: Share, start_ns: int, at_ns: int) -> bool:
+        if self._stop_now:
+            return False
+        elapsed_s = (at_ns - start_ns) / 1e9
+        if share.max_duration_s is not None and elapsed_s >= share.max_duration_s:
+            return False
+        count_met = share.n_requests is None or self.issued >= share.n_requests
+        duration_met = share.min_duration_s is None or elapsed_s >= share.min_duration_s
+        return not (count_met and duration_met)
+
+    async def _closed_loop(self, share: Share, start_ns: int) -> None:
+        async def user() -> None:
+            while self._may_issue(share, start_ns, _now()):
+                sample, request = self._next_request(share)
+                self.issued += 1
+                ex = await self._exchange(request, _now())
+                self._record(ex, share.worker, sample)
+
+        await asyncio.gather(*(user() for _ in range(share.concurrency)))
+
+    async def _poisson(self, share: Share, start_ns: int) -> None:
+        if share.rate_qps <= 0:
+            return
+        rng = np.random.default_rng([share.seed, share.worker])
+        mean_gap_ns = 1e9 / share.rate_qps
+        loop = asyncio.get_running_loop()
+        scheduled = start_ns
+        gaps: Iterator[int] = iter(())
+        while True:
+            gap = next(gaps, None)
+            if gap is None:
+                gaps = iter(rng.exponential(mean_gap_ns, 4096).astype(np.int64).tolist())
+                continue
+            scheduled += max(1, gap)
+            if not self._may_issue(share, start_ns, scheduled):
+                return
+            wait_ns = scheduled - _now()
+            if wait_ns > 0:
+                await asyncio.sleep(wait_ns / 1e9)
+            self._spawn(share, scheduled, loop)
+
+    async def _offline(self, share: Share) -> None:
+        loop = asyncio.get_running_loop()
+        n = share.n_requests or 0
+        t = _now()
+        for _ in range(n):
+            if self._stop_now:
+                break
+            self._spawn(share, t, loop)
+            await asyncio.sleep(0)  # let connects and reads run while we issue
+
+    def _spawn(self, share: Share, scheduled_ns: int, loop: asyncio.AbstractEventLoop) -> None:
+        sample, request = self._next_request(share)
+        self.issued += 1
+
+        async def one() -> None:
+            ex = await self._exchange(request, scheduled_ns)
+            self._record(ex, share.worker, sample)
+
+        task = loop.create_task(one())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _drain(self, timeout_s: float) -> int:
+        if not self._tasks:
+            return 0
+        _, pending = await asyncio.wait(set(self._tasks), timeout=timeout_s)
+        if not pending:
+            return 0
+        n = self.transport.abort_in_flight(
+            f"still in flight at the drain deadline ({timeout_s:g} s)"
+        )
+        await asyncio.wait(pending, timeout=5)
+        return n
+
+    # -- one exchange -----------------------------------------------------------------------------
+
+    def _next_request(self, share: Share) -> tuple[int, PreparedRequest]:
+        # Interleave samples across processes so that K processes cover the dataset like one.
+        k = self._sample_cursor
+        self._sample_cursor += 1
+        sample = (share.worker + k * share.workers) % len(self.requests)
+        return sample, self.requests[sample]
+
+    async def _exchange(self, request: PreparedRequest, scheduled_ns: int) -> Exchange:
+        loop = asyncio.get_running_loop()
+        issue_ns = _now()
+        ex = Exchange(
+            stream=self.stream,
+            scheduled_ns=min(scheduled_ns, issue_ns),
+            issue_ns=issue_ns,
+            max_event_bytes=self.max_event_bytes,
+            keep_text=self.count_tokens is not None,
+            waiter=loop.create_future(),
+        )
+        try:
+            await self.transport.send(request, ex)
+        except asyncio.CancelledError:
+            ex.fail(Failure.TIMEOUT, _now(), "cancelled")
+            raise
+        except Exception as exc:  # a transport bug must not lose the request from the counts
+            ex.fail(Failure.CONNECT, _now(), f"client error: {type(exc).__name__}: {exc}")
+        if not ex.finished:
+            ex.fail(Failure.INCOMPLETE, _now(), "transport returned before the answer ended")
+        return ex
+
+    def _record(self, ex: Exchange, worker: int, sample: int) -> None:
+        self.completed += 1
+        ok = ex.failure is Failure.NONE
+        if not ok:
+            self.failed += 1
+            label = ex.failure.label
+            examples = self._examples.setdefault(label, [])
+            if len(examples) < _EXAMPLES_PER_CLASS:
+                examples.append(ex.detail[:300])
+        out, after, source = self._count_output(ex)
+        self._token_sources[source.label] = self._token_sources.get(source.label, 0) + 1
+        in_tokens = self.input_tokens[sample] if self.input_tokens else -1
+        if in_tokens < 0:
+            in_tokens = ex.usage_input
+        gaps = ex.gaps
+        if gaps:
+            ordered = sorted(gaps)
+            max_gap, p99_gap = ordered[-1], ordered[int(0.99 * (len(ordered) - 1))]
+        else:
+            max_gap = p99_gap = -1
+        c = self._cols
+        c["worker"].append(worker)
+        c["scheduled_ns"].append(ex.scheduled_ns)
+        c["issue_ns"].append(ex.issue_ns)
+        c["first_ns"].append(ex.first_ns)
+        c["end_ns"].append(ex.end_ns)
+        c["output_tokens"].append(out)
+        c["tokens_after_first"].append(after)
+        c["input_tokens"].append(in_tokens)
+        c["chunks"].append(ex.chunks)
+        c["max_gap_ns"].append(max_gap)
+        c["p99_gap_ns"].append(p99_gap)
+        c["failure"].append(int(ex.failure))
+        c["http_status"].append(ex.status)
+        c["finish_reason"].append(int(ex.finish_reason))
+
+    def _count_output(self, ex: Exchange) -> tuple[int, int, TokenSource]:
+        """Output tokens and tokens after the first useful chunk (TPOT's denominator)."""
+        if ex.chunks == 0:
+            return (0 if ex.failure is Failure.NONE else -1), -1, TokenSource.CHUNKS
+        if self.count_tokens is not None:
+            after_text = "".join(ex.text_after_first)
+            after = self.count_tokens(after_text) if after_text else 0
+            return self.count_tokens(ex.first_text + after_text), after, TokenSource.TOKENIZER
+        if ex.usage_output >= 0:
+            out = ex.usage_output
+            # Usage does not say how many tokens the first chunk held: assume the mean per
+            # chunk (1 for servers that stream token by token, k for stream_interval=k).
+            first = max(1, round(out / ex.chunks))
+            return out, max(out - first, 0), TokenSource.USAGE
+        return ex.chunks, ex.chunks - 1, TokenSource.CHUNKS
+
+    # -- bookkeeping ------------------------------------------------------------------------------
+
+    def _reset(self) -> None:
+        self._cols = {name: [] for name in COLUMNS}
+        self._examples = {}
+        self._token_sources = {}
+        self.issued = self.completed = self.failed = 0
+
+    async def _watch_loop(
+        self, lags: list[int], on_progress: Callable[[int, int, int], None]
+    ) -> None:
+        """Sample how long a ready callback waits for the loop (every 10 ms), report progress."""
+        loop = asyncio.get_running_loop()
+        tick = 0
+        while True:
+            await asyncio.sleep(0.01)
+            t0 = _now()
+            loop.call_soon(lambda t0=t0: lags.append(_now() - t0))  # type: ignore[misc]
+            tick += 1
+            if tick % 25 == 0:
+                on_progress(self.issued, self.completed, self.failed)
+
+
+def split_evenly(total: int, parts: int) -> list[int]:
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+__all__ = ["Engine", "Health", "Pattern", "Share", "split_evenly"]

@@ -1,0 +1,266 @@
+"""One response in flight: turns "n tokens generated so far" into bytes on the wire.
+
+The timing models (`_engines.py`) only count tokens; this class owns everything about the
+response's shape. Streamed: the HTTP head and, for chat, the role-only chunk go out as soon
+as the request is accepted (so a client that counts role chunks as first tokens is caught);
+tokens are grouped `tokens_per_chunk` to an event and an event is written when its last
+token is generated; reasoning tokens come first as `reasoning_content` (an event spanning
+the boundary carries both fields, as vLLM does); the event with the last token carries the
+finish reason; then the optional usage event, `[DONE]` and the end of the chunked body.
+Everything due at one instant goes out in one `transport.write` (at zero latency a whole
+answer is one write), and the optional stamp is taken once per write, at write time.
+Not streamed: one Content-Length JSON body when the last token is generated.
+
+Mid-stream faults fire before event `fault_chunk`, which is drawn so that at least one
+content event has gone out and at least one has not (when the answer has two or more):
+a stall holds the output for `stall_s` with the connection open, then flushes what was
+generated meanwhile and carries on; a malformed event is inserted and the stream carries on
+(the rest is valid, so only the client's parser is tested); a drop closes the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import time
+from collections.abc import Callable
+from typing import Final, Protocol
+
+from orchestrator.simulator._wire import (
+    DONE_EVENT,
+    LAST_HTTP_CHUNK,
+    MALFORMED_EVENT,
+    STREAM_HEAD_CLOSE,
+    STREAM_HEAD_KEEP_ALIVE,
+    Api,
+    ChunkWriter,
+    completion_body,
+    http_chunk,
+    json_response,
+)
+
+_MALFORMED_BODY: Final = b"{not json"
+
+
+class Fault(enum.Enum):
+    NONE = "none"
+    STALL = "stall"
+    MALFORMED = "malformed"
+    DROP = "drop"
+
+
+class ResponseSink(Protocol):
+    """The connection side of a response (implemented by `_http.Connection`)."""
+
+    def write(self, data: bytes) -> None: ...
+
+    def finish_response(self) -> None: ...
+
+    def drop_connection(self) -> None: ...
+
+
+class TokenStream:
+    """The response to one generation request; driven by `advance(tokens_generated)`."""
+
+    __slots__ = (
+        "_chunk_writer",
+        "_chunks_sent",
+        "_chunks_total",
+        "_fault",
+        "_fault_chunk",
+        "_finish_reason",
+        "_head_sent",
+        "_held",
+        "_include_usage",
+        "_keep_alive",
+        "_loop",
+        "_model",
+        "_release_handle",
+        "_request_id",
+        "_sink",
+        "_stall_s",
+        "_stamp",
+        "_streamed",
+        "api",
+        "content_tokens",
+        "created",
+        "done",
+        "generated",
+        "on_cancel",
+        "prompt_tokens",
+        "reasoning_tokens",
+        "tokens_per_chunk",
+        "total_tokens",
+    )
+
+    def __init__(
+        self,
+        *,
+        sink: ResponseSink,
+        loop: asyncio.AbstractEventLoop,
+        api: Api,
+        streamed: bool,
+        include_usage: bool,
+        keep_alive: bool,
+        request_id: str,
+        created: int,
+        model: str,
+        prompt_tokens: int,
+        reasoning_tokens: int,
+        content_tokens: int,
+        finish_reason: str,
+        tokens_per_chunk: int,
+        stamp: bool,
+        fault: Fault,
+        fault_position: float,
+        stall_s: float,
+    ) -> None:
+        self._sink = sink
+        self._loop = loop
+        self.api: Api = api
+        self._streamed = streamed
+        self._include_usage = include_usage
+        self._keep_alive = keep_alive
+        self._request_id = request_id
+        self.created = created
+        self._model = model
+        self.prompt_tokens = prompt_tokens
+        self.reasoning_tokens = reasoning_tokens
+        self.content_tokens = content_tokens
+        self.total_tokens = reasoning_tokens + content_tokens
+        self._finish_reason = finish_reason
+        self.tokens_per_chunk = tokens_per_chunk if streamed else self.total_tokens
+        self._stamp = stamp
+        self._chunks_total = -(-self.total_tokens // self.tokens_per_chunk)
+        self._fault = fault
+        # fault_position ∈ [0, 1) picks the event before which a mid-stream fault fires.
+        n = self._chunks_total
+        self._fault_chunk = 1 + int(fault_position * (n - 1)) if streamed and n >= 2 else 0
+        self._stall_s = stall_s
+        self._chunk_writer = ChunkWriter(api, request_id, created, model) if streamed else None
+        self._head_sent = False
+        self._chunks_sent = 0
+        self._held = False
+        self._release_handle: asyncio.TimerHandle | None = None
+        self.generated = 0
+        self.done = False  # nothing more will be written (finished, dropped or cancelled)
+        self.on_cancel: Callable[[], None] | None = None
+
+    def next_trigger_token(self, generated: int) -> int:
+        """Index of the token whose generation makes the next write due."""
+        k = self.tokens_per_chunk
+        return min((generated // k + 1) * k, self.total_tokens) - 1
+
+    def flush_head(self) -> None:
+        """Send the HTTP head (and the chat role chunk) now, before any token is due."""
+        if self._streamed and not self._head_sent and not self.done:
+            self._emit()
+
+    def advance(self, generated: int) -> None:
+        """`generated` tokens (cumulative) now exist; write whatever that completes."""
+        self.generated = generated
+        if not (self.done or self._held):
+            self._emit()
+
+    def cancel(self) -> None:
+        """The client went away: stop writing and tell the timing model."""
+        if self.done:
+            return
+        self.done = True
+        if self._release_handle is not None:
+            self._release_handle.cancel()
+        if self.on_cancel is not None:
+            self.on_cancel()
+
+    def _emit(self) -> None:
+        if not self._streamed:
+            if self.generated >= self.total_tokens:
+                self._emit_body()
+            return
+        total = self._chunks_total
+        k = self.tokens_per_chunk
+        ready = total if self.generated >= self.total_tokens else self.generated // k
+        if ready <= self._chunks_sent and self._head_sent:
+            return
+        writer = self._chunk_writer
+        assert writer is not None
+        stamp_ns = time.monotonic_ns() if self._stamp else None
+        parts: list[bytes] = []
+        events: list[bytes] = []
+        if not self._head_sent:
+            self._head_sent = True
+            parts.append(STREAM_HEAD_KEEP_ALIVE if self._keep_alive else STREAM_HEAD_CLOSE)
+            if self.api == "chat":
+                events.append(writer.role(stamp_ns))
+        reasoning_total = self.reasoning_tokens
+        while self._chunks_sent < ready:
+            index = self._chunks_sent
+            if index == self._fault_chunk and self._fault is not Fault.NONE:
+                fault, self._fault = self._fault, Fault.NONE
+                if fault is Fault.MALFORMED:
+                    events.append(MALFORMED_EVENT)
+                else:
+                    if events:
+                        parts.append(http_chunk(b"".join(events)))
+                    if parts:
+                        self._sink.write(b"".join(parts))
+                    if fault is Fault.DROP:
+                        self.done = True
+                        self._sink.drop_connection()
+                    else:
+                        self._hold()
+                    return
+            first = index * k
+            last = min(first + k, self.total_tokens)
+            reasoning = max(0, min(last, reasoning_total) - first)
+            finish = self._finish_reason if index == total - 1 else None
+            events.append(writer.tokens(reasoning, last - first - reasoning, finish, stamp_ns))
+            self._chunks_sent = index + 1
+        finished = self._chunks_sent == total
+        if finished:
+            if self._include_usage:
+                events.append(writer.usage(self.prompt_tokens, self.total_tokens, stamp_ns))
+            events.append(DONE_EVENT)
+        if events:
+            parts.append(http_chunk(b"".join(events)))
+        if finished:
+            parts.append(LAST_HTTP_CHUNK)
+            self.done = True
+        self._sink.write(b"".join(parts))
+        if finished:
+            self._sink.finish_response()
+
+    def _emit_body(self) -> None:
+        fault, self._fault = self._fault, Fault.NONE
+        if fault is Fault.STALL:
+            self._hold()
+            return
+        self.done = True
+        if fault is Fault.DROP:
+            self._sink.drop_connection()
+            return
+        if fault is Fault.MALFORMED:
+            body = _MALFORMED_BODY
+        else:
+            body = completion_body(
+                api=self.api,
+                request_id=self._request_id,
+                created=self.created,
+                model=self._model,
+                reasoning_tokens=self.reasoning_tokens,
+                content_tokens=self.content_tokens,
+                finish_reason=self._finish_reason,
+                prompt_tokens=self.prompt_tokens,
+            )
+        self._sink.write(json_response(200, body, keep_alive=self._keep_alive))
+        self._sink.finish_response()
+
+    def _hold(self) -> None:
+        self._held = True
+        self._release_handle = self._loop.call_later(self._stall_s, self._release)
+
+    def _release(self) -> None:
+        self._release_handle = None
+        self._held = False
+        if not self.done:
+            self._emit()

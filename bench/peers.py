@@ -103,17 +103,22 @@ def parse_cpu_list(spec: str) -> list[int]:
     return cpus
 
 
-def _core_busy_ticks(cpus: Sequence[int]) -> int:
-    """Non-idle ticks (everything but idle and iowait) of the given CPUs, from /proc/stat."""
+def _busy_ticks(cpus: Sequence[int]) -> tuple[int, int]:
+    """Non-idle ticks (all but idle and iowait) of ``cpus`` and of the other CPUs, /proc/stat."""
     want = {f"cpu{c}" for c in cpus}
-    total = 0
+    mine = others = 0
     with open("/proc/stat") as f:
         for line in f:
             fields = line.split()
-            if fields and fields[0] in want:
-                vals = [int(v) for v in fields[1:9]]
-                total += sum(vals) - vals[3] - vals[4]
-    return total
+            if not fields or not fields[0].startswith("cpu") or fields[0] == "cpu":
+                continue
+            vals = [int(v) for v in fields[1:9]]
+            busy = sum(vals) - vals[3] - vals[4]
+            if fields[0] in want:
+                mine += busy
+            else:
+                others += busy
+    return mine, others
 
 
 def _tree_ticks(session: int) -> tuple[int, int]:
@@ -149,6 +154,7 @@ class Sample:
     wall_ns: int
     tree_ticks: int
     core_ticks: int
+    other_ticks: int
     procs: int
 
 
@@ -169,9 +175,8 @@ class CpuSampler:
 
     def _take(self) -> None:
         tree, procs = _tree_ticks(self.session)
-        self.samples.append(
-            Sample(time.monotonic_ns(), time.time_ns(), tree, _core_busy_ticks(self.cpus), procs)
-        )
+        core, other = _busy_ticks(self.cpus)
+        self.samples.append(Sample(time.monotonic_ns(), time.time_ns(), tree, core, other, procs))
 
     def _run(self) -> None:
         others = set(range(os.cpu_count() or 1)) - set(self.cpus)
@@ -217,16 +222,17 @@ def window_cpu(
     ts = [getattr(s, clock) for s in samples]
     if end_ns < ts[0] or start_ns > ts[-1]:
         return None
-    tree = _interp(samples, end_ns, clock, "tree_ticks") - _interp(
-        samples, start_ns, clock, "tree_ticks"
-    )
-    core = _interp(samples, end_ns, clock, "core_ticks") - _interp(
-        samples, start_ns, clock, "core_ticks"
-    )
+
+    def delta_s(key: str) -> float:
+        ticks = _interp(samples, end_ns, clock, key) - _interp(samples, start_ns, clock, key)
+        return ticks / CLK_TCK
+
     return {
         "window_s": (end_ns - start_ns) / 1e9,
-        "window_tree_cpu_s": tree / CLK_TCK,
-        "window_core_busy_s": core / CLK_TCK,
+        "window_tree_cpu_s": delta_s("tree_ticks"),
+        "window_core_busy_s": delta_s("core_ticks"),
+        # The server's side: if this nears window_s x its cores, the server was the limit.
+        "window_other_cores_busy_s": delta_s("other_ticks"),
     }
 
 
@@ -342,7 +348,7 @@ def _base_result(
     }
 
 
-def _finish(res: dict[str, Any], out: RunOutcome, win: dict[str, float] | None) -> None:
+def _finish(res: dict[str, Any], win: dict[str, float] | None) -> None:
     """Add the derived figures: delivered concurrency and CPU per request in the window."""
     qps, lat = res.get("qps"), res.get("latency_avg_s")
     if qps and lat:
@@ -350,6 +356,9 @@ def _finish(res: dict[str, Any], out: RunOutcome, win: dict[str, float] | None) 
     if win is not None:
         res.update(win)
         done = res.get("completed") or 0
+        # Busy time on the client's core(s) not charged to the peer's tree: another process
+        # shared the core (these machines are shared), so the window's figures are suspect.
+        res["foreign_on_client_cores_s"] = win["window_core_busy_s"] - win["window_tree_cpu_s"]
         if done:
             res["cpu_us_per_req"] = win["window_tree_cpu_s"] / done * 1e6
             res["core_busy_us_per_req"] = win["window_core_busy_s"] / done * 1e6
@@ -488,7 +497,7 @@ def run_reference_client(
             }
         )
         win_ns = _ref_window(report / "events.jsonl")
-        _finish(res, out, window_cpu(out.samples, *win_ns, "mono_ns") if win_ns else None)
+        _finish(res, window_cpu(out.samples, *win_ns, "mono_ns") if win_ns else None)
         return res
 
 
@@ -697,7 +706,7 @@ def run_aiperf(
             }
         )
         win_ns = _aiperf_window(art / "profile_export.jsonl")
-        _finish(res, out, window_cpu(out.samples, *win_ns, "wall_ns") if win_ns else None)
+        _finish(res, window_cpu(out.samples, *win_ns, "wall_ns") if win_ns else None)
         return res
 
 
@@ -723,7 +732,9 @@ def _summary(r: dict[str, Any]) -> str:
         f"done={f('completed', 'd')} fail={f('failed', 'd')} req/s={f('qps', ',.0f')} "
         f"delivered_c={f('delivered_concurrency', '.1f')} ttft_p99={f('ttft_p99_ms', '.1f')}ms "
         f"cpu_win={f('window_tree_cpu_s', '.2f')}s/{f('window_s', '.2f')}s "
-        f"core_busy={f('window_core_busy_s', '.2f')}s cpu_total={f('cpu_total_s', '.1f')}s "
+        f"core_busy={f('window_core_busy_s', '.2f')}s "
+        f"other_busy={f('window_other_cores_busy_s', '.2f')}s "
+        f"foreign={f('foreign_on_client_cores_s', '.2f')}s cpu_total={f('cpu_total_s', '.1f')}s "
         f"cpu/req={f('cpu_us_per_req', '.0f')}us wall={f('wall_s', '.1f')}s"
     )
 

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
-import click
 import typer
+from typer.exceptions import TyperException
 from pydantic import ValidationError
 
 from orchestrator.config import get_settings
@@ -49,10 +49,34 @@ def fail_usage(message: str) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
+# Where a spec field came from on the command line, so errors name the option.
+OPTION_FOR_FIELD = {
+    "endpoint.url": "--url",
+    "endpoint.model": "--model",
+    "endpoint.api": "--api",
+    "pattern": "--pattern",
+    "levels": "--levels",
+    "requests": "--requests",
+    "min_duration_s": "--min-duration",
+    "max_duration_s": "--max-duration",
+    "warmup": "--warmup",
+    "workers": "--workers",
+    "transport": "--transport",
+    "tokenizer": "--tokenizer",
+    "dataset.max_tokens": "--max-tokens",
+    "dataset.temperature": "--temperature",
+    "timeouts.connect_s": "--connect-timeout",
+    "timeouts.stall_s": "--stall-timeout",
+    "timeouts.total_s": "--total-timeout",
+    "timeouts.drain_s": "--drain-timeout",
+}
+
+
 def describe_validation(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
-        where = ".".join(str(x) for x in err["loc"]) or "input"
+        where = ".".join(str(x) for x in err["loc"])
+        where = OPTION_FOR_FIELD.get(where, where or "arguments")
         msg = err["msg"].removeprefix("Value error, ")
         parts.append(f"{where}: {msg}")
     return "; ".join(parts)
@@ -343,17 +367,18 @@ def demo(
 
 
 def main() -> None:
-    """Entry point that turns click usage errors into one line and exit status 2."""
+    """Entry point that turns usage errors into one line on stderr and exit status 2."""
     try:
         status = app(standalone_mode=False)
-    except click.UsageError as exc:
-        print(f"rollbench: error: {exc.format_message()}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.Abort:
+    except typer.Abort:
         print("rollbench: interrupted", file=sys.stderr)
         sys.exit(130)
+    except TyperException as exc:  # typer's vendored click: UsageError, BadParameter, ...
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        print(f"rollbench: error: {message}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
     sys.exit(status if isinstance(status, int) else 0)
 
 

@@ -6,6 +6,7 @@ counts the client processes report; nothing here touches the measurement path.
 
 from __future__ import annotations
 
+import sys
 import time
 from types import TracebackType
 
@@ -85,41 +86,56 @@ class LiveReporter:
 
 def sweep_table(result: SweepResult) -> Table:
     table = Table(title=f"rollbench sweep → {result.out_dir}", title_justify="left")
-    for name, justify in [
-        ("level", "left"),
-        ("ok/issued", "right"),
-        ("QPS", "right"),
-        ("TPS", "right"),
-        ("TTFT p50/p99 ms", "right"),
-        ("TPOT p50/p99 ms", "right"),
-        ("E2E p99 ms", "right"),
-        ("tok/s/user", "right"),
-        ("errors % [95% CI]", "right"),
-        ("harness", "left"),
+    for name in [
+        "level",
+        "ok/sent",
+        "QPS",
+        "TPS",
+        "TTFT p50 p99",
+        "TPOT p50 p99",
+        "E2E p99",
+        "tok/s/u",
+        "err %",
+        "valid",
     ]:
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify="left" if name == "level" else "right", no_wrap=True)
     for level in result.levels:
         r = level.row()
         err = r["error_rate"]
-        lo, hi = r["error_rate_wilson95"]
         table.add_row(
-            level.label,
+            level.label.split("-", 1)[1],
             f"{r['succeeded']}/{r['issued']}",
             _fmt(r["qps"], 2),
             _fmt(r["tps"], 0),
-            f"{_fmt(r['ttft_p50_ms'])}/{_fmt(r['ttft_p99_ms'])}",
-            f"{_fmt(r['tpot_p50_ms'], 2)}/{_fmt(r['tpot_p99_ms'], 2)}",
+            f"{_fmt(r['ttft_p50_ms'])} {_fmt(r['ttft_p99_ms'])}",
+            f"{_fmt(r['tpot_p50_ms'], 2)} {_fmt(r['tpot_p99_ms'], 2)}",
             _fmt(r["latency_p99_ms"]),
             _fmt(r["tps_per_user_v1"]),
-            "—" if err is None else f"{100 * err:.2f} [{100 * lo:.2f}–{100 * hi:.2f}]",
-            "ok" if r["valid"] else "INVALID: " + "; ".join(r["invalid_reasons"]),
+            "—" if err is None else f"{100 * err:.2f}",
+            "yes" if r["valid"] else "NO",
         )
     return table
 
 
 def print_sweep(result: SweepResult, console: Console | None = None) -> None:
-    console = console or Console()
+    # A pipe or a log file gets the whole table rather than 80 truncated columns.
+    console = console or Console(width=None if sys.stdout.isatty() else 160)
+    pattern = result.levels[0].label.split("-", 1)[0] if result.levels else ""
     console.print(sweep_table(result))
+    console.print(
+        f"level = {pattern}; times in ms; tok/s/u = 1000 / TPOT p90 (v1.0 rules); "
+        f"tokens counted by {result.token_counting}"
+    )
+    for level in result.levels:
+        r = level.row()
+        lo, hi = r["error_rate_wilson95"]
+        if r["failed"]:
+            console.print(
+                f"{level.label}: error rate 95 % interval {100 * lo:.2f}–{100 * hi:.2f} %",
+                style="red",
+            )
+        for reason in r["invalid_reasons"]:
+            console.print(f"{level.label}: invalid — {reason}", style="yellow")
     failures: dict[str, int] = {}
     for level in result.levels:
         for k, v in level.row()["failure_counts"].items():
@@ -129,7 +145,5 @@ def print_sweep(result: SweepResult, console: Console | None = None) -> None:
             "failures: " + ", ".join(f"{k} {v}" for k, v in sorted(failures.items())),
             style="red",
         )
-    console.print(
-        f"tokens counted by: {result.token_counting}; tok/s/user = 1000 / TPOT p90 (v1.0 rules)"
-        + ("; INTERRUPTED" if result.interrupted else "")
-    )
+    if result.interrupted:
+        console.print("INTERRUPTED: the last level stopped early", style="yellow")

@@ -49,6 +49,7 @@ class Share:
     seed: int
     worker: int
     workers: int
+    give_up_after: int | None = None  # stop issuing when this many requests all failed
 
 
 @dataclass(slots=True)
@@ -62,6 +63,7 @@ class Health:
     stale_resends: int = 0  # requests re-sent because a reused connection was already closed
     keep_alive: bool = True  # False once the server was seen closing after every response
     drained_by_deadline: int = 0
+    gave_up: bool = False  # stopped issuing: the first `give_up_after` requests all failed
     token_sources: dict[str, int] = field(default_factory=dict)
 
 
@@ -92,6 +94,8 @@ class Engine:
         self._reset()
         self._sample_cursor = 0
         self._stop_now = False
+        self._give_up_after: int | None = None
+        self.gave_up = False
         self.issued = 0
         self.completed = 0
         self.failed = 0
@@ -127,6 +131,8 @@ class Engine:
     ) -> tuple[dict[str, np.ndarray], Health, dict[str, list[str]]]:
         self._reset()
         self._stop_now = False
+        self._give_up_after = share.give_up_after
+        self.gave_up = False
         health = Health()
         loop = asyncio.get_running_loop()
         delay_s = (start_at_ns - _now()) / 1e9
@@ -154,6 +160,7 @@ class Engine:
         health.stale_resends = getattr(self.transport, "stale_resends", 0) - resends0
         health.keep_alive = bool(getattr(self.transport, "keep_alive", True))
         health.token_sources = dict(self._token_sources)
+        health.gave_up = self.gave_up
         on_progress(self.issued, self.completed, self.failed)
         columns = {name: np.asarray(self._cols[name], dtype=dt) for name, dt in COLUMNS.items()}
         return columns, health, self._examples
@@ -271,6 +278,11 @@ class Engine:
         ok = ex.failure is Failure.NONE
         if not ok:
             self.failed += 1
+            # An endpoint that is down would otherwise be hammered for the whole level.
+            limit = self._give_up_after
+            if limit is not None and self.failed == self.completed >= limit:
+                self.gave_up = True
+                self._stop_now = True
             label = ex.failure.label
             examples = self._examples.setdefault(label, [])
             if len(examples) < _EXAMPLES_PER_CLASS:

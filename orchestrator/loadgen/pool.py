@@ -55,6 +55,7 @@ class LevelPlan:
     max_duration_s: float | None
     drain_timeout_s: float
     seed: int
+    give_up_after: int | None = None
     shares: list[p.Prepare] = field(default_factory=list)
 
 
@@ -206,6 +207,7 @@ class ClientPool:
                 drain_timeout_s=plan.drain_timeout_s,
                 seed=plan.seed,
                 workers=k,
+                give_up_after=plan.give_up_after,
             )
         return shares
 

@@ -45,6 +45,7 @@ class Prepare(msgspec.Struct, tag=True):
     drain_timeout_s: float
     seed: int
     workers: int
+    give_up_after: int | None
 
 
 class Ready(msgspec.Struct, tag=True):
@@ -75,6 +76,7 @@ class HealthReport(msgspec.Struct):
     stale_resends: int
     keep_alive: bool
     drained_by_deadline: int
+    gave_up: bool
     token_sources: dict[str, int]
 
 

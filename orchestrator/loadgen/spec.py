@@ -106,6 +106,11 @@ class SweepSpec(_Model):
     max_event_bytes: int = Field(4 * 1024 * 1024, ge=1024)
     connect_parallelism: int = Field(64, ge=1, le=4096)
     max_idle_s: float = Field(4.0, gt=0)
+    give_up_after: int | None = Field(
+        100,
+        ge=1,
+        description="Stop a level early when its first N requests all failed (None: never)",
+    )
     timeouts: TimeoutSpec = Field(default_factory=TimeoutSpec)
     limits: HarnessLimits = Field(default_factory=HarnessLimits)
 

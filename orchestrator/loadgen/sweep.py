@@ -186,6 +186,7 @@ def _plan(spec: SweepSpec, level: float) -> LevelPlan:
         max_duration_s=spec.max_duration_s,
         drain_timeout_s=spec.timeouts.drain_s,
         seed=spec.seed,
+        give_up_after=spec.give_up_after,
     )
 
 

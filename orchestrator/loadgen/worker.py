@@ -121,6 +121,7 @@ class _Worker:
             seed=msg.seed,
             worker=self.index,
             workers=msg.workers,
+            give_up_after=msg.give_up_after,
         )
 
     async def _prepare(self, msg: p.Prepare) -> None:
@@ -152,6 +153,7 @@ class _Worker:
                     stale_resends=health.stale_resends,
                     keep_alive=health.keep_alive,
                     drained_by_deadline=health.drained_by_deadline,
+                    gave_up=health.gave_up,
                     token_sources=health.token_sources,
                 ),
                 failure_examples=examples,

@@ -1,0 +1,203 @@
+"""Timing ground truth: fixed-mode TTFT/TPOT, server stamps, the batching model, 429.
+
+Tolerances. The server times tokens from absolute deadlines with ~1 ms timer granularity
+(epoll waits in whole ms; uvloop's clock ticks in ms), so a token is written 0–2 ms after
+it is due, and lateness does not accumulate. A client in the same process adds loopback
+and thread hand-over time (the GIL switch interval is 5 ms). Hence: client-side TTFT is
+never below the configured value (the server starts the clock only once it has the
+request) and at most 15 ms above it; the mean token interval over 19 intervals is
+(last − first) / 19, whose error is the difference of two lateness values divided by 19,
+so ±1 ms is generous. Server stamps are checked against the deadlines directly; an
+interval between two stamps may come out shorter than configured by the earlier one's
+lateness (that is what absolute deadlines do), hence `LATE_MS`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import threading
+import time
+from contextlib import ExitStack
+from typing import Any
+
+import httpx
+
+from orchestrator.simulator import SimulatorConfig, start_in_thread
+
+TTFT_MS, TPOT_MS, TOKENS = 50.0, 5.0, 20
+# Between two stamps: interval + lateness(later) − lateness(earlier); lateness is 0–2 ms.
+LATE_MS = 2.5
+
+
+def test_fixed_mode_ttft_and_token_interval(
+    client: httpx.Client, stream_post: Any, chat: Any
+) -> None:
+    config = SimulatorConfig(ttft_ms=TTFT_MS, tpot_ms=TPOT_MS, output_tokens=TOKENS, stamp=True)
+    lateness_ms: list[float] = []
+    with start_in_thread(config) as sim:
+        for _ in range(3):
+            result = stream_post(client, sim.url + "/chat/completions", chat())
+            content = result.content_chunks
+            assert len(content) == TOKENS
+            ttft_ms = (content[0][0] - result.sent_s) * 1000
+            assert TTFT_MS <= ttft_ms < TTFT_MS + 15
+            mean_interval_ms = (content[-1][0] - content[0][0]) * 1000 / (TOKENS - 1)
+            assert abs(mean_interval_ms - TPOT_MS) < 1.0
+
+            # Server side: the role chunk is stamped when the request is accepted, and
+            # token j must not be written before role + ttft + j·tpot.
+            role_ns = result.chunks[0]["rb_server_ns"]
+            for j, (_, chunk) in enumerate(content):
+                offset_ms = (chunk["rb_server_ns"] - role_ns) / 1e6
+                expected_ms = TTFT_MS + j * TPOT_MS
+                assert expected_ms - 0.5 <= offset_ms < expected_ms + 10
+                lateness_ms.append(offset_ms - expected_ms)
+    assert statistics.median(lateness_ms) < 2.0
+
+
+def test_stamps_on_every_chunk_and_monotonic(
+    client: httpx.Client, stream_post: Any, chat: Any
+) -> None:
+    config = SimulatorConfig(ttft_ms=1, tpot_ms=1, output_tokens=8, stamp=True)
+    with start_in_thread(config) as sim:
+        before = time.monotonic_ns()
+        result = stream_post(client, sim.url + "/chat/completions", chat())
+        after = time.monotonic_ns()
+    stamps = [c["rb_server_ns"] for c in result.chunks]
+    assert len(stamps) == 1 + 8 + 1  # role, tokens, usage
+    assert stamps == sorted(stamps)
+    assert before <= stamps[0] and stamps[-1] <= after  # same clock in both threads
+    assert result.payloads[-1] == "[DONE]"
+
+
+def test_jitter_varies_intervals_around_tpot(
+    client: httpx.Client, stream_post: Any, chat: Any
+) -> None:
+    config = SimulatorConfig(
+        ttft_ms=5, tpot_ms=5, jitter_ms=3, output_tokens=40, stamp=True, seed=1
+    )
+    with start_in_thread(config) as sim:
+        result = stream_post(client, sim.url + "/chat/completions", chat())
+    stamps = [c["rb_server_ns"] for _, c in result.content_chunks]
+    intervals_ms = [(b - a) / 1e6 for a, b in itertools.pairwise(stamps)]
+    assert statistics.pstdev(intervals_ms) > 0.5
+    assert abs(statistics.mean(intervals_ms) - 5.0) < 1.5
+
+
+def test_batching_lone_request_timing(client: httpx.Client, stream_post: Any, chat: Any) -> None:
+    # prompt of 6 words → prefill 6 ms; a step with one sequence lasts 20 ms
+    config = SimulatorConfig(
+        mode="batching",
+        prefill_ms_per_input_token=1.0,
+        decode_step_ms=20,
+        decode_step_ms_per_seq=0,
+        output_tokens=5,
+        stamp=True,
+    )
+    with start_in_thread(config) as sim:
+        result = stream_post(client, sim.url + "/chat/completions", chat())
+    role_ns = result.chunks[0]["rb_server_ns"]
+    offsets_ms = [(c["rb_server_ns"] - role_ns) / 1e6 for _, c in result.content_chunks]
+    for got, expected in zip(offsets_ms, [26, 46, 66, 86, 106], strict=True):
+        assert expected - 0.5 <= got < expected + 10
+    assert result.chunks[-1]["usage"]["completion_tokens"] == 5
+
+
+def test_batching_step_time_grows_with_batch(
+    client: httpx.Client, stream_post: Any, chat: Any
+) -> None:
+    # max_batch 2; step = 10 ms + 10 ms per running sequence; no prefill cost.
+    config = SimulatorConfig(
+        mode="batching",
+        max_batch=2,
+        prefill_ms_per_input_token=0,
+        decode_step_ms=10,
+        decode_step_ms_per_seq=10,
+        output_tokens=6,
+        stamp=True,
+    )
+    results: dict[str, Any] = {}
+
+    def run(name: str) -> None:
+        with httpx.Client(timeout=10) as own:
+            results[name] = stream_post(own, sim.url + "/chat/completions", chat())
+
+    with start_in_thread(config) as sim:
+        first = threading.Thread(target=run, args=("a",))
+        first.start()
+        time.sleep(0.005)  # b arrives during a's first 20 ms step
+        second = threading.Thread(target=run, args=("b",))
+        second.start()
+        first.join()
+        second.join()
+
+    def stamps_ms(name: str) -> list[float]:
+        return [c["rb_server_ns"] / 1e6 for _, c in results[name].content_chunks]
+
+    # A step gives every running sequence its token at the same instant, so b ran during
+    # the step that ended at a's token j iff b has a token stamped then too. Such steps last
+    # 30 ms, steps with one sequence 20 ms.
+    a, b = stamps_ms("a"), stamps_ms("b")
+    shared = 0
+    for previous, current in itertools.pairwise(a):
+        both = any(abs(t - current) < 1.0 for t in b)
+        shared += both
+        expected = 30.0 if both else 20.0
+        assert expected - LATE_MS <= current - previous < expected + 10
+    assert shared >= 3  # b joined early: the test did exercise a batch of two
+    assert 20 - LATE_MS <= b[-1] - b[-2] < 30  # b's last step: alone again
+
+
+def test_batching_max_batch_one_serializes(
+    client: httpx.Client, stream_post: Any, chat: Any
+) -> None:
+    config = SimulatorConfig(
+        mode="batching",
+        max_batch=1,
+        prefill_ms_per_input_token=0,
+        decode_step_ms=10,
+        decode_step_ms_per_seq=0,
+        output_tokens=4,
+        stamp=True,
+    )
+    results: list[Any] = []
+
+    def run() -> None:
+        with httpx.Client(timeout=10) as own:
+            results.append(stream_post(own, sim.url + "/chat/completions", chat()))
+
+    with start_in_thread(config) as sim:
+        threads = [threading.Thread(target=run) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    first, second = sorted(results, key=lambda r: r.content_chunks[0][1]["rb_server_ns"])
+    first_last = first.content_chunks[-1][1]["rb_server_ns"]
+    second_first = second.content_chunks[0][1]["rb_server_ns"]
+    assert 10 - LATE_MS <= (second_first - first_last) / 1e6 < 20  # one step after the slot frees
+
+
+def test_batching_queue_full_gets_429(client: httpx.Client, chat: Any) -> None:
+    config = SimulatorConfig(
+        mode="batching", max_batch=1, queue_limit=2, decode_step_ms=20, output_tokens=10
+    )
+    with start_in_thread(config) as sim, ExitStack() as stack:
+        url = sim.url + "/chat/completions"
+        # The head of a streamed response is sent on admission to the queue, so entering
+        # `client.stream` returns once the request is queued or running.
+        running = stack.enter_context(client.stream("POST", url, json=chat()))
+        time.sleep(0.005)  # let the scheduler take it off the queue
+        queued = [stack.enter_context(client.stream("POST", url, json=chat())) for _ in range(2)]
+        refused = client.post(url, json=chat())
+        assert refused.status_code == 429
+        error = refused.json()["error"]
+        assert error["code"] == "rate_limit_exceeded"
+        for response in [running, *queued]:
+            assert response.status_code == 200
+            text = response.read().decode()
+            assert text.endswith("data: [DONE]\n\n")
+            assert '"finish_reason":"stop"' in text
+        # the queue drained: room again
+        assert client.post(url, json=chat(stream=False)).status_code == 200

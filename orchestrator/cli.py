@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from typer.exceptions import TyperException
 from pydantic import ValidationError
+from typer.exceptions import TyperException
 
 from orchestrator.config import get_settings
 from orchestrator.loadgen.dataset import DatasetError

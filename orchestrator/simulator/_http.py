@@ -79,6 +79,7 @@ class Connection(asyncio.Protocol):
         self._head_bytes = 0
         self._body_bytes = 0
         self._authorization: bytes | None = None
+        self._expect_continue = False
         self._pending: deque[Request] = deque()
         self._busy = False  # a response is in flight
         self._draining = False
@@ -136,6 +137,7 @@ class Connection(asyncio.Protocol):
         self._head_bytes = 0
         self._body_bytes = 0
         self._authorization = None
+        self._expect_continue = False
 
     def on_url(self, url: bytes) -> None:
         self._url_parts.append(url)
@@ -153,13 +155,22 @@ class Connection(asyncio.Protocol):
         if lowered == b"authorization":
             self._authorization = value
         elif lowered == b"expect" and value.lower() == b"100-continue":
+            self._expect_continue = True
+        elif lowered == b"content-length" and value.isdigit() and int(value) > _MAX_BODY_BYTES:
+            self._body_too_large()
+
+    def _body_too_large(self) -> None:
+        self._refused = (413, "Request body exceeds 16 MiB")
+        raise ValueError("body too large")
+
+    def on_headers_complete(self) -> None:
+        if self._expect_continue:  # the client waits for this before sending the body
             self.write(_CONTINUE)
 
     def on_body(self, body: bytes) -> None:
         self._body_bytes += len(body)
         if self._body_bytes > _MAX_BODY_BYTES:
-            self._refused = (413, "Request body exceeds 16 MiB")
-            raise ValueError("body too large")
+            self._body_too_large()
         self._body_parts.append(body)
 
     def on_message_complete(self) -> None:

@@ -193,13 +193,19 @@ class TokenStream:
             if self.api == "chat":
                 events.append(writer.role(stamp_ns))
         reasoning_total = self.reasoning_tokens
-        while self._chunks_sent < ready:
-            index = self._chunks_sent
-            if index == self._fault_chunk and self._fault is not Fault.NONE:
+        # Every event but the last carries exactly k tokens, so events that lie wholly in
+        # the reasoning part, or wholly in the content part, are identical within one
+        # write: build one and repeat it (the hot path at low latency and large k).
+        reasoning_runs_to = reasoning_total // k
+        content_runs_from = -(-reasoning_total // k)
+        sent = self._chunks_sent
+        while sent < ready:
+            if sent == self._fault_chunk and self._fault is not Fault.NONE:
                 fault, self._fault = self._fault, Fault.NONE
                 if fault is Fault.MALFORMED:
                     events.append(MALFORMED_EVENT)
                 else:
+                    self._chunks_sent = sent
                     if events:
                         parts.append(http_chunk(b"".join(events)))
                     if parts:
@@ -210,12 +216,25 @@ class TokenStream:
                     else:
                         self._hold()
                     return
-            first = index * k
+            stop = min(ready, total - 1)
+            if self._fault is not Fault.NONE and self._fault_chunk > sent:
+                stop = min(stop, self._fault_chunk)
+            if sent < stop and (sent < reasoning_runs_to or sent >= content_runs_from):
+                if sent < reasoning_runs_to:
+                    stop = min(stop, reasoning_runs_to)
+                    event = writer.tokens(k, 0, None, stamp_ns)
+                else:
+                    event = writer.tokens(0, k, None, stamp_ns)
+                events.extend([event] * (stop - sent))
+                sent = stop
+                continue
+            first = sent * k
             last = min(first + k, self.total_tokens)
             reasoning = max(0, min(last, reasoning_total) - first)
-            finish = self._finish_reason if index == total - 1 else None
+            finish = self._finish_reason if sent == total - 1 else None
             events.append(writer.tokens(reasoning, last - first - reasoning, finish, stamp_ns))
-            self._chunks_sent = index + 1
+            sent += 1
+        self._chunks_sent = sent
         finished = self._chunks_sent == total
         if finished:
             if self._include_usage:

@@ -1,0 +1,88 @@
+"""Every kind of bad answer becomes a classified failure; the run completes; counts add up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _evil_server import evil_server
+
+from orchestrator.loadgen import (
+    DatasetSpec,
+    EndpointSpec,
+    Failure,
+    SweepSpec,
+    SyntheticSpec,
+    TimeoutSpec,
+    run_sweep,
+)
+from orchestrator.loadgen.records import RequestRecords
+
+N = 6
+
+
+def sweep(url: str, out: Path, *, stream: bool = True, **kw: object) -> SweepSpec:
+    return SweepSpec(
+        endpoint=EndpointSpec(url=url, model="m"),
+        dataset=DatasetSpec(synthetic=SyntheticSpec(isl=4, osl=4, prompts=8)),
+        levels=[2],
+        requests=N,
+        stream=stream,
+        timeouts=TimeoutSpec(connect_s=2, stall_s=0.5, total_s=10, drain_s=5),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+CASES = [
+    ("ok", Failure.NONE),
+    ("html", Failure.MALFORMED_STREAM),
+    ("json_body", Failure.MALFORMED_STREAM),
+    ("truncated", Failure.INCOMPLETE),
+    ("no_finish", Failure.INCOMPLETE),
+    ("bad_json", Failure.MALFORMED_STREAM),
+    ("huge", Failure.MALFORMED_STREAM),
+    ("stall", Failure.STALL),
+    ("not_http", Failure.MALFORMED_STREAM),
+    ("close_at_once", Failure.INCOMPLETE),
+    ("empty_200", Failure.EMPTY_RESPONSE),
+    ("unauthorized", Failure.HTTP_4XX),
+]
+
+
+@pytest.mark.parametrize(("behaviour", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_bad_answers_are_classified(behaviour: str, expected: Failure, tmp_path: Path) -> None:
+    with evil_server(behaviour) as url:
+        result = run_sweep(sweep(url, tmp_path), tmp_path)
+    (level,) = result.levels
+    s = level.summary
+    assert s.issued == N and s.succeeded + s.failed == s.issued
+    if expected is Failure.NONE:
+        assert s.succeeded == N, level.failure_examples
+        return
+    assert s.failure_counts[expected.label] == N, (s.failure_counts, level.failure_examples)
+    assert level.failure_examples[expected.label]  # a human-readable reason is kept
+    records = RequestRecords.load(level.folder / "records.npz")
+    assert len(records) == N and (records.failure == expected).all()
+    assert (records.end_ns >= records.issue_ns).all()
+
+
+def test_connection_refused(tmp_path: Path) -> None:
+    with evil_server("ok") as url:
+        pass  # the port is closed again: nothing listens there now
+    result = run_sweep(sweep(url, tmp_path), tmp_path)
+    s = result.levels[0].summary
+    assert (s.issued, s.failure_counts["connect"]) == (N, N)
+    assert "refused" in result.levels[0].failure_examples["connect"][0].lower()
+
+
+def test_dead_endpoint_is_not_hammered_for_the_whole_level(tmp_path: Path) -> None:
+    with evil_server("ok") as url:
+        pass
+    spec = sweep(url, tmp_path, give_up_after=20).model_copy(
+        update={"requests": None, "min_duration_s": 30.0}
+    )
+    result = run_sweep(spec, tmp_path)
+    level = result.levels[0]
+    assert 20 <= level.summary.issued < 200  # stopped after ~20 failures, not 30 s of them
+    assert not level.health["valid"]
+    assert any("stopped early" in r for r in level.health["reasons"])

@@ -20,13 +20,7 @@ from typer.exceptions import TyperException
 from orchestrator.config import get_settings
 from orchestrator.loadgen.dataset import DatasetError
 from orchestrator.loadgen.pool import HarnessError
-from orchestrator.loadgen.spec import (
-    DatasetSpec,
-    EndpointSpec,
-    SweepSpec,
-    SyntheticSpec,
-    TimeoutSpec,
-)
+from orchestrator.loadgen.spec import DatasetSpec, EndpointSpec, SweepSpec, SyntheticSpec
 from orchestrator.loadgen.sweep import SweepResult, run_sweep
 from orchestrator.simulator import SimulatorConfig
 
@@ -267,45 +261,45 @@ def run(
         fail_usage("give --dataset or --synthetic, not both")
     if dataset is not None and not dataset.is_file():
         fail_usage(f"--dataset: file not found: {dataset}")
+    fields: dict[str, Any] = {
+        "endpoint": {
+            "url": url,
+            "model": model,
+            "api": api,
+            "api_key": api_key,
+            "headers": parse_headers(header),
+            "verify_tls": not insecure,
+            "extra_body": extra,
+        },
+        "dataset": {
+            "path": dataset,
+            "synthetic": parse_synthetic(synthetic) if synthetic else None,
+            "max_tokens": max_tokens,
+            "system": system,
+            "temperature": temperature,
+        },
+        "pattern": pattern,
+        "levels": parse_levels(levels),
+        "requests": requests,
+        "min_duration_s": min_duration,
+        "max_duration_s": max_duration,
+        "warmup": warmup,
+        "seed": seed,
+        "workers": defaults.workers if workers is None else workers,
+        "stream": stream,
+        "include_usage": usage,
+        "tokenizer": tokenizer,
+        "transport": transport,
+        "timeouts": {
+            "connect_s": defaults.connect_timeout_s if connect_timeout is None else connect_timeout,
+            "stall_s": defaults.stall_timeout_s if stall_timeout is None else stall_timeout,
+            "total_s": defaults.total_timeout_s if total_timeout is None else total_timeout,
+            "drain_s": defaults.drain_timeout_s if drain_timeout is None else drain_timeout,
+        },
+    }
     try:
-        spec = SweepSpec(
-            endpoint=EndpointSpec(
-                url=url,
-                model=model,
-                api=api,
-                api_key=api_key,
-                headers=parse_headers(header),
-                verify_tls=not insecure,
-                extra_body=extra,
-            ),
-            dataset=DatasetSpec(
-                path=dataset,
-                synthetic=parse_synthetic(synthetic) if synthetic else None,
-                max_tokens=max_tokens,
-                system=system,
-                temperature=temperature,
-            ),
-            pattern=pattern,
-            levels=parse_levels(levels),
-            requests=requests,
-            min_duration_s=min_duration,
-            max_duration_s=max_duration,
-            warmup=warmup,
-            seed=seed,
-            workers=defaults.workers if workers is None else workers,
-            stream=stream,
-            include_usage=usage,
-            tokenizer=tokenizer,
-            transport=transport,
-            timeouts=TimeoutSpec(
-                connect_s=defaults.connect_timeout_s
-                if connect_timeout is None
-                else connect_timeout,
-                stall_s=defaults.stall_timeout_s if stall_timeout is None else stall_timeout,
-                total_s=defaults.total_timeout_s if total_timeout is None else total_timeout,
-                drain_s=defaults.drain_timeout_s if drain_timeout is None else drain_timeout,
-            ),
-        )
+        # One validation of the whole tree, so an error names its place (endpoint.url → --url).
+        spec = SweepSpec.model_validate(fields)
     except ValidationError as exc:
         fail_usage(describe_validation(exc))
     raise typer.Exit(execute(spec, out))

@@ -214,7 +214,7 @@ def _interp(samples: Sequence[Sample], t_ns: int, clock: str, key: str) -> float
         if t_ns <= ts[i]:
             span = ts[i] - ts[i - 1]
             frac = (t_ns - ts[i - 1]) / span if span else 1.0
-            return vs[i - 1] + frac * (vs[i] - vs[i - 1])
+            return float(vs[i - 1] + frac * (vs[i] - vs[i - 1]))
     return float(vs[-1])
 
 
@@ -550,7 +550,7 @@ def write_offline_tokenizer(hub_cache: Path, repo_id: str = "local/bench-tok") -
     eos = "<|endoftext|>"
     vocab[eos] = len(vocab)
     byte_level = {"add_prefix_space": False, "trim_offsets": True, "use_regex": True}
-    tokenizer = {
+    tokenizer: dict[str, Any] = {
         "version": "1.0",
         "truncation": None,
         "padding": None,
@@ -729,11 +729,17 @@ def run_aiperf(
 
 
 def _nginx_server(port: int, tokens: int, cpu: int) -> contextlib.AbstractContextManager[str]:
-    try:
-        from nginx_sse import nginx_sse_server  # type: ignore[import-not-found]
-    except ImportError:
-        from bench.nginx_sse import nginx_sse_server
-    return nginx_sse_server(port, tokens=tokens, cpu=cpu)  # type: ignore[no-any-return]
+    """The sibling module's server, whether this file runs as a script or as ``bench.peers``."""
+    import importlib
+    import sys
+
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    server: contextlib.AbstractContextManager[str] = importlib.import_module(
+        "nginx_sse"
+    ).nginx_sse_server(port, tokens=tokens, cpu=cpu)
+    return server
 
 
 def _summary(r: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 import threading
 from collections.abc import Iterator
 
@@ -80,7 +81,7 @@ async def _handle(
 
 
 @contextlib.contextmanager
-def evil_server(behaviour: str) -> Iterator[str]:
+def evil_server(behaviour: str, tls: ssl.SSLContext | None = None) -> Iterator[str]:
     """Yield the base URL (…/v1) of a server that always answers with `behaviour`."""
     loop = asyncio.new_event_loop()
     ready = threading.Event()
@@ -91,7 +92,7 @@ def evil_server(behaviour: str) -> Iterator[str]:
 
         async def start() -> None:
             server = await asyncio.start_server(
-                lambda r, w: _handle(behaviour, r, w), "127.0.0.1", 0
+                lambda r, w: _handle(behaviour, r, w), "127.0.0.1", 0, ssl=tls
             )
             holder["server"] = server
             holder["port"] = server.sockets[0].getsockname()[1]
@@ -113,7 +114,8 @@ def evil_server(behaviour: str) -> Iterator[str]:
     thread.start()
     assert ready.wait(10), "evil server did not start"
     try:
-        yield f"http://127.0.0.1:{holder['port']}/v1"
+        scheme = "https" if tls is not None else "http"
+        yield f"{scheme}://127.0.0.1:{holder['port']}/v1"
     finally:
 
         def stop() -> None:

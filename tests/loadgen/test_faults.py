@@ -86,3 +86,23 @@ def test_dead_endpoint_is_not_hammered_for_the_whole_level(tmp_path: Path) -> No
     assert 20 <= level.summary.issued < 200  # stopped after ~20 failures, not 30 s of them
     assert not level.health["valid"]
     assert any("stopped early" in r for r in level.health["reasons"])
+
+
+def test_tls_verification_switch(tmp_path: Path) -> None:
+    import ssl
+
+    import trustme
+
+    ca = trustme.CA()
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(server_ctx)
+    with evil_server("ok", tls=server_ctx) as url:
+        assert url.startswith("https://")
+        strict = run_sweep(sweep(url, tmp_path / "strict"), tmp_path / "strict").levels[0]
+        spec = sweep(url, tmp_path / "insecure").model_copy(
+            update={"endpoint": EndpointSpec(url=url, model="m", verify_tls=False)}
+        )
+        insecure = run_sweep(spec, tmp_path / "insecure").levels[0]
+    assert strict.summary.failure_counts["connect"] == N
+    assert "certificate" in strict.failure_examples["connect"][0].lower()
+    assert insecure.summary.succeeded == N

@@ -157,7 +157,7 @@ def test_batching_step_time_grows_with_batch(stream_post: Any, chat: Any) -> Non
     # 30 ms, steps with one sequence 20 ms.
     shared = 0
     for previous, current in itertools.pairwise(a):
-        both = any(abs(t - current) < 1.0 for t in b)
+        both = any(abs(t - current) < 10.0 for t in b)  # steps are >= 20 ms apart
         shared += both
         expected = 30.0 if both else 20.0
         assert expected - LATE_MS <= current - previous < expected + LATE_MS + 5

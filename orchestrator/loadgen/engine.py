@@ -94,6 +94,7 @@ class Engine:
         self._reset()
         self._sample_cursor = 0
         self._stop_now = False
+        self._issuing_over: asyncio.Event | None = None
         self._give_up_after: int | None = None
         self.gave_up = False
         self.issued = 0
@@ -125,6 +126,8 @@ class Engine:
     def stop(self) -> None:
         """Stop issuing now (operator interrupt); in-flight requests still drain."""
         self._stop_now = True
+        if self._issuing_over is not None:
+            self._issuing_over.set()
 
     async def run(
         self, share: Share, start_at_ns: int, on_progress: Callable[[int, int, int], None]
@@ -178,14 +181,38 @@ class Engine:
         return not (count_met and duration_met)
 
     async def _closed_loop(self, share: Share, start_ns: int) -> None:
+        """Return once issuing has stopped; in-flight users are left to `_drain`."""
+        if share.concurrency <= 0:
+            return
+        issuing_over = self._issuing_over = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def check() -> None:
+            if not self._may_issue(share, start_ns, _now()):
+                issuing_over.set()
+
         async def user() -> None:
             while self._may_issue(share, start_ns, _now()):
                 sample, request = self._next_request(share)
                 self.issued += 1
+                check()  # the last request of the count: draining starts now
                 ex = await self._exchange(request, _now())
                 self._record(ex, share.worker, sample)
+            issuing_over.set()
 
-        await asyncio.gather(*(user() for _ in range(share.concurrency)))
+        # Duration limits are reached while requests are in flight: look at those instants.
+        timers = [
+            loop.call_at(loop.time() + (start_ns + limit_s * 1e9 - _now()) / 1e9 + 1e-3, check)
+            for limit_s in (share.min_duration_s, share.max_duration_s)
+            if limit_s is not None
+        ]
+        for _ in range(share.concurrency):
+            task = loop.create_task(user())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        await issuing_over.wait()
+        for timer in timers:
+            timer.cancel()
 
     async def _poisson(self, share: Share, start_ns: int) -> None:
         if share.rate_qps <= 0:
@@ -282,7 +309,7 @@ class Engine:
             limit = self._give_up_after
             if limit is not None and self.failed == self.completed >= limit:
                 self.gave_up = True
-                self._stop_now = True
+                self.stop()
             label = ex.failure.label
             examples = self._examples.setdefault(label, [])
             if len(examples) < _EXAMPLES_PER_CLASS:

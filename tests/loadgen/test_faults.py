@@ -106,3 +106,34 @@ def test_tls_verification_switch(tmp_path: Path) -> None:
     assert strict.summary.failure_counts["connect"] == N
     assert "certificate" in strict.failure_examples["connect"][0].lower()
     assert insecure.summary.succeeded == N
+
+
+def test_total_timeout_and_drain_deadline(tmp_path: Path) -> None:
+    from orchestrator.simulator import SimulatorConfig, start_in_thread
+
+    # Tokens keep coming (no stall), but the whole answer takes 64 × 50 ms = 3.2 s.
+    slow = SimulatorConfig(ttft_ms=10, tpot_ms=50, output_tokens=64, served_model="m")
+    long_answers = DatasetSpec(synthetic=SyntheticSpec(isl=4, osl=64, prompts=8))
+    with start_in_thread(slow) as sim:
+        spec = sweep(sim.url, tmp_path).model_copy(
+            update={
+                "dataset": long_answers,
+                "timeouts": TimeoutSpec(connect_s=2, stall_s=5, total_s=0.5, drain_s=5),
+            }
+        )
+        lv = run_sweep(spec, tmp_path / "total").levels[0]
+        assert lv.summary.failure_counts["timeout"] == N
+        assert "total timeout" in lv.failure_examples["timeout"][0]
+        # Issuing stops at the request count; the drain deadline then fails what is left.
+        spec = sweep(sim.url, tmp_path).model_copy(
+            update={
+                "dataset": long_answers,
+                "timeouts": TimeoutSpec(connect_s=2, stall_s=5, total_s=60, drain_s=0.3),
+            }
+        )
+        lv = run_sweep(spec, tmp_path / "drain").levels[0]
+    s = lv.summary
+    # the last two (concurrency 2) were in flight when the count was reached
+    assert (s.issued, s.succeeded, s.failure_counts["timeout"]) == (N, N - 2, 2)
+    assert "drain deadline" in lv.failure_examples["timeout"][0]
+    assert lv.health["processes"][0]["drained_by_deadline"] == 2

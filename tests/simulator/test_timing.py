@@ -1,15 +1,20 @@
 """Timing ground truth: fixed-mode TTFT/TPOT, server stamps, the batching model, 429.
 
 Tolerances. The server times tokens from absolute deadlines with ~1 ms timer granularity
-(epoll waits in whole ms; uvloop's clock ticks in ms), so a token is written 0–2 ms after
-it is due, and lateness does not accumulate. A client in the same process adds loopback
-and thread hand-over time (the GIL switch interval is 5 ms). Hence: client-side TTFT is
-never below the configured value (the server starts the clock only once it has the
-request) and at most 15 ms above it; the mean token interval over 19 intervals is
-(last − first) / 19, whose error is the difference of two lateness values divided by 19,
-so ±1 ms is generous. Server stamps are checked against the deadlines directly; an
-interval between two stamps may come out shorter than configured by the earlier one's
-lateness (that is what absolute deadlines do), hence `LATE_MS`.
+(epoll waits in whole ms; uvloop's clock ticks in ms), so on an idle machine a token is
+written 0–2 ms after it is due, never before, and lateness does not accumulate. A client
+in the same process adds loopback and thread hand-over time (the GIL switch interval is
+5 ms), and a busy machine adds preemption. Hence:
+
+* client-side TTFT is never below the configured value (the server starts the clock only
+  once it has the request) and at most 15 ms above it;
+* the client-side mean token interval over 19 intervals is (last − first) / 19, whose error
+  is the difference of two lateness values divided by 19: ±1 ms is generous;
+* server stamps are checked against the model's deadlines: never more than 0.5 ms early
+  (the reference stamp is taken just after the request is accepted), each at most
+  `ONE_LATE_MS` late, and the median lateness of a request under `LATE_MS`;
+* an interval between two stamps is the configured one plus the later lateness minus the
+  earlier, so it may come out short by up to `LATE_MS`.
 """
 
 from __future__ import annotations
@@ -26,10 +31,12 @@ import httpx
 from orchestrator.simulator import SimulatorConfig, start_in_thread
 
 TTFT_MS, TPOT_MS, TOKENS = 50.0, 5.0, 20
-# Between two stamps: interval + lateness(later) − lateness(earlier). Lateness is 0–2 ms
-# from timers, plus up to the 5 ms GIL switch interval when the client threads share the
-# server's process, as here.
+# Typical lateness bound: 0–2 ms from timers, plus up to the 5 ms GIL switch interval when
+# the client threads share the server's process, as here.
 LATE_MS = 5.0
+# One write may be late by much more when the machine is oversubscribed (a CI runner): the
+# bound per token is loose, and the median over a request's tokens is held to LATE_MS.
+ONE_LATE_MS = 15.0
 
 
 def test_fixed_mode_ttft_and_token_interval(
@@ -53,9 +60,9 @@ def test_fixed_mode_ttft_and_token_interval(
             for j, (_, chunk) in enumerate(content):
                 offset_ms = (chunk["rb_server_ns"] - role_ns) / 1e6
                 expected_ms = TTFT_MS + j * TPOT_MS
-                assert expected_ms - 0.5 <= offset_ms < expected_ms + 10
+                assert expected_ms - 0.5 <= offset_ms < expected_ms + ONE_LATE_MS
                 lateness_ms.append(offset_ms - expected_ms)
-    assert statistics.median(lateness_ms) < 2.0
+    assert statistics.median(lateness_ms) < LATE_MS
 
 
 def test_stamps_on_every_chunk_and_monotonic(
@@ -101,8 +108,11 @@ def test_batching_lone_request_timing(client: httpx.Client, stream_post: Any, ch
         result = stream_post(client, sim.url + "/chat/completions", chat())
     role_ns = result.chunks[0]["rb_server_ns"]
     offsets_ms = [(c["rb_server_ns"] - role_ns) / 1e6 for _, c in result.content_chunks]
-    for got, expected in zip(offsets_ms, [26, 46, 66, 86, 106], strict=True):
-        assert expected - 0.5 <= got < expected + 10
+    lateness_ms = [
+        got - expected for got, expected in zip(offsets_ms, [26, 46, 66, 86, 106], strict=True)
+    ]
+    assert all(-0.5 <= late < ONE_LATE_MS for late in lateness_ms)
+    assert statistics.median(lateness_ms) < LATE_MS
     assert result.chunks[-1]["usage"]["completion_tokens"] == 5
 
 
@@ -152,17 +162,28 @@ def test_batching_step_time_grows_with_batch(stream_post: Any, chat: Any) -> Non
         a_result, b_result = _concurrent_streams(sim.url, stream_post, chat(), [0.0, 0.008])
     a, b = _token_stamps_ms(a_result), _token_stamps_ms(b_result)
 
-    # A step gives every running sequence its token at the same instant, so b ran during
-    # the step that ended at a's token j iff b has a token stamped then too. Such steps last
-    # 30 ms, steps with one sequence 20 ms.
-    shared = 0
-    for previous, current in itertools.pairwise(a):
-        both = any(abs(t - current) < 10.0 for t in b)  # steps are >= 20 ms apart
-        shared += both
-        expected = 30.0 if both else 20.0
-        assert expected - LATE_MS <= current - previous < expected + LATE_MS + 5
-    assert shared >= 3  # b joined early: the test did exercise a batch of two
-    assert 20 - LATE_MS <= b[-1] - b[-2] < 25 + LATE_MS  # b's last step: alone again
+    # A step gives every running sequence its token in one pass, so the stamps of one step
+    # lie within microseconds (5 ms allows for preemption), and steps are >= 20 ms apart.
+    # Rebuild the steps from the stamps, then check each against the model's timeline:
+    # the first step starts when a is accepted (its role chunk), each lasts 10 + 10·n ms.
+    steps: list[list[float]] = []
+    for stamp in sorted(a + b):
+        if steps and stamp - steps[-1][0] < 5.0:
+            steps[-1].append(stamp)
+        else:
+            steps.append([stamp])
+    sizes = [len(step) for step in steps]
+    assert sum(sizes) == 12 and max(sizes) == 2
+    assert sizes.count(2) >= 3  # b joined early: a batch of two was exercised
+    assert sizes[-1] == 1  # b finished alone
+    # under load the threads may swap: the first step starts at the first acceptance
+    step_end_ms = min(r.chunks[0]["rb_server_ns"] for r in (a_result, b_result)) / 1e6
+    lateness_ms = []
+    for step in steps:
+        step_end_ms += 10.0 + 10.0 * len(step)
+        lateness_ms += [stamp - step_end_ms for stamp in step]
+    assert all(-0.5 <= late < ONE_LATE_MS for late in lateness_ms)
+    assert statistics.median(lateness_ms) < LATE_MS
 
 
 def test_batching_max_batch_one_serializes(stream_post: Any, chat: Any) -> None:
@@ -172,12 +193,15 @@ def test_batching_max_batch_one_serializes(stream_post: Any, chat: Any) -> None:
         prefill_ms_per_input_token=0,
         decode_step_ms=10,
         decode_step_ms_per_seq=0,
-        output_tokens=4,
+        output_tokens=10,
         stamp=True,
     )
     with start_in_thread(config) as sim:
-        first, second = _concurrent_streams(sim.url, stream_post, chat(), [0.0, 0.003])
-    # second waits in the queue until first's last step, then takes one step of its own
+        results = _concurrent_streams(sim.url, stream_post, chat(), [0.0, 0.003])
+    first, second = sorted(results, key=lambda r: r.chunks[0]["rb_server_ns"])
+    # second arrived while first ran (first lasts 100 ms), waited in the queue until
+    # first's last step, then took one step of its own
+    assert second.chunks[0]["rb_server_ns"] / 1e6 < _token_stamps_ms(first)[-1]
     gap_ms = _token_stamps_ms(second)[0] - _token_stamps_ms(first)[-1]
     assert 10 - LATE_MS <= gap_ms < 15 + LATE_MS
 

@@ -59,6 +59,7 @@ class SimulatorApp:
         )
         self._id_tag = os.urandom(4).hex()
         self._started_s = time.monotonic()
+        self.truth_ttft_ns: list[int] = []  # filled when config.stamp, read by /sim/truth
         self._created = int(time.time())
         # fault thresholds on one uniform draw: [0, error) error, then drop, stall, malformed
         self._error_below = config.error_rate
@@ -122,6 +123,8 @@ class SimulatorApp:
             connection.respond(json_response(200, b'{"status":"ok"}', keep_alive=keep_alive))
         elif path == b"/sim/stats" and method == b"GET":
             connection.respond(json_response(200, self._stats_body(), keep_alive=keep_alive))
+        elif path == b"/sim/truth" and method == b"GET":
+            connection.respond(json_response(200, self._truth_body(), keep_alive=keep_alive))
         else:
             message = f"No route for {method.decode('latin-1')} {path.decode('latin-1')}"
             self._fail(connection, RequestError(404, message, kind="invalid_request_error"))
@@ -196,6 +199,7 @@ class SimulatorApp:
             fault=fault,
             fault_position=fault_position,
             stall_s=config.stall_s,
+            truth_ttft_ns=self.truth_ttft_ns if config.stamp and parsed.stream else None,
         )
         scheduler = self._scheduler
         if scheduler is None:
@@ -223,6 +227,23 @@ class SimulatorApp:
             self.faults_total[fault.value] += 1
         connection.stream = stream
         stream.flush_head()
+
+    def _truth_body(self) -> bytes:
+        """True TTFT of the streamed answers since the last call (needs `stamp`); resets."""
+        values, self.truth_ttft_ns[:] = sorted(self.truth_ttft_ns), []
+
+        def pct(p: float) -> float | None:
+            # exact, over observed values (numpy's method="lower")
+            return values[int(p / 100 * (len(values) - 1))] / 1e6 if values else None
+
+        return msgspec.json.encode(
+            {
+                "n": len(values),
+                "ttft_p50_ms": pct(50),
+                "ttft_p99_ms": pct(99),
+                "ttft_max_ms": values[-1] / 1e6 if values else None,
+            }
+        )
 
     def _stats_body(self) -> bytes:
         """Counters for benchmarks and tests; `cpu_s` is this process's CPU time."""

@@ -144,9 +144,15 @@ class BatchScheduler:
 
     def submit(self, stream: TokenStream) -> bool:
         """Queue a sequence; False when the queue is full (the caller answers 429)."""
-        if len(self._waiting) >= self._config.queue_limit:
-            return False
-        self._waiting.append(stream)
+        waiting = self._waiting
+        if len(waiting) >= self._config.queue_limit:
+            # clients that went away while queued do not hold their place
+            alive = [queued for queued in waiting if not queued.done]
+            waiting.clear()
+            waiting.extend(alive)
+            if len(waiting) >= self._config.queue_limit:
+                return False
+        waiting.append(stream)
         self._wake.set()
         return True
 

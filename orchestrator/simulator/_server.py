@@ -13,6 +13,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import multiprocessing
+import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -162,8 +163,12 @@ def start_in_thread(
         thread.join(timeout=_SHUTDOWN_TIMEOUT_S)
 
 
-def _process_main(config_data: dict[str, Any], host: str, port: int, ready: PipeEnd) -> None:
+def _process_main(
+    config_data: dict[str, Any], host: str, port: int, ready: PipeEnd, cpu: int | None
+) -> None:
     try:
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})
         config = SimulatorConfig.model_validate(config_data)
         run_simulator(config, host, port, on_ready=lambda url: ready.send(("ok", url)))
     except BaseException as exc:
@@ -176,18 +181,18 @@ def _process_main(config_data: dict[str, Any], host: str, port: int, ready: Pipe
 
 @contextlib.contextmanager
 def start_in_process(
-    config: SimulatorConfig, host: str = "127.0.0.1", port: int = 0
+    config: SimulatorConfig, host: str = "127.0.0.1", port: int = 0, *, cpu: int | None = None
 ) -> Iterator[str]:
     """Run a simulator in a separate ("spawn") process; yield its base URL; stop it on exit.
 
-    The server then has its own GIL and CPU. `GET <url without /v1>/sim/stats` reports its
-    CPU time (`cpu_s`) and counters.
+    The server then has its own GIL and CPU (pinned to core `cpu` if given).
+    `GET <url without /v1>/sim/stats` reports its CPU time (`cpu_s`) and counters.
     """
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(
         target=_process_main,
-        args=(config.model_dump(), host, port, sender),
+        args=(config.model_dump(), host, port, sender, cpu),
         name="rollbench-simulator",
         daemon=True,
     )

@@ -75,12 +75,14 @@ class TokenStream:
         "_keep_alive",
         "_loop",
         "_model",
+        "_received_ns",
         "_release_handle",
         "_request_id",
         "_sink",
         "_stall_s",
         "_stamp",
         "_streamed",
+        "_truth_ttft_ns",
         "api",
         "content_tokens",
         "created",
@@ -114,8 +116,13 @@ class TokenStream:
         fault: Fault,
         fault_position: float,
         stall_s: float,
+        truth_ttft_ns: list[int] | None = None,
     ) -> None:
         self._sink = sink
+        # Benchmarks compare a client's TTFT with when the first token really left: the time
+        # from reading the request to writing its first content event, per answer.
+        self._truth_ttft_ns = truth_ttft_ns
+        self._received_ns = time.monotonic_ns() if truth_ttft_ns is not None else 0
         self._loop = loop
         self.api: Api = api
         self._streamed = streamed
@@ -234,6 +241,9 @@ class TokenStream:
             finish = self._finish_reason if sent == total - 1 else None
             events.append(writer.tokens(reasoning, last - first - reasoning, finish, stamp_ns))
             sent += 1
+        if self._truth_ttft_ns is not None and self._chunks_sent == 0 and sent > 0:
+            self._truth_ttft_ns.append(time.monotonic_ns() - self._received_ns)
+            self._truth_ttft_ns = None
         self._chunks_sent = sent
         finished = self._chunks_sent == total
         if finished:

@@ -20,7 +20,6 @@ from typing import Annotated, Final, Literal
 import msgspec
 
 Api = Literal["chat", "completions"]
-FinishReason = Literal["stop", "length"]
 
 CONTENT_WORD: Final = "tok "
 REASONING_WORD: Final = "think "

@@ -20,6 +20,10 @@ from peers import _base_result, _finish, run_bounded, window_cpu
 EVENTS_PER_STREAM_EXTRA = 4  # role chunk, finish chunk, usage chunk, [DONE]
 
 
+def _pct_ms(dist: dict[str, Any] | None, key: str) -> float | None:
+    return None if not dist else dist["percentiles"][key] / 1e6
+
+
 def run_rollbench(
     base_url: str,
     model: str,
@@ -96,6 +100,11 @@ def run_rollbench(
                 "sse_events": chunks + EVENTS_PER_STREAM_EXTRA * s["n_samples_completed"],
                 "harness_valid": extra["harness"]["valid"],
                 "harness_reasons": extra["harness"]["reasons"],
+                "read_delay_p50_ms": _pct_ms(extra.get("read_delay_ns"), "50.0"),
+                "read_delay_p99_ms": _pct_ms(extra.get("read_delay_ns"), "99.0"),
+                "read_delay_max_ms": (extra.get("read_delay_ns") or {}).get("max", 0) / 1e6
+                if extra.get("read_delay_ns")
+                else None,
                 "loop_lag_p99_ms": max(p["loop_lag_p99_ms"] for p in extra["harness"]["processes"]),
             }
         )

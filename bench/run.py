@@ -180,8 +180,8 @@ def report(results: list[dict[str, Any]]) -> str:
         lines += [
             "",
             "| c | client | client TTFT p50 / p99 ms | server truth p50 / p99 ms | "
-            "excess p50 / p99 ms | rounds |",
-            "|---|---|---|---|---|---|",
+            "excess p50 / p99 ms | read delay p50 / p99 / max ms | rounds |",
+            "|---|---|---|---|---|---|---|",
         ]
         for c in sorted({r["concurrency"] for r in fid}):
             for client in dict.fromkeys(r["client"] for r in fid):
@@ -195,7 +195,9 @@ def report(results: list[dict[str, Any]]) -> str:
                 lines.append(
                     f"| {c} | {client} | {m('ttft_p50_ms')} / {m('ttft_p99_ms')} | "
                     f"{m('server_ttft_p50_ms')} / {m('server_ttft_p99_ms')} | "
-                    f"{m('ttft_p50_excess_ms')} / {m('ttft_p99_excess_ms')} | {len(rows)} |"
+                    f"{m('ttft_p50_excess_ms')} / {m('ttft_p99_excess_ms')} | "
+                    f"{m('read_delay_p50_ms')} / {m('read_delay_p99_ms')} / "
+                    f"{m('read_delay_max_ms')} | {len(rows)} |"
                 )
     return "\n".join(lines)
 
@@ -222,6 +224,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=HERE / "out" / "results.jsonl")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     results: list[dict[str, Any]] = []
     try:
         if args.part in ("ceiling", "both"):

@@ -330,6 +330,7 @@ class Engine:
         c["scheduled_ns"].append(ex.scheduled_ns)
         c["issue_ns"].append(ex.issue_ns)
         c["first_ns"].append(ex.first_ns)
+        c["first_server_ns"].append(ex.first_server_ns)
         c["end_ns"].append(ex.end_ns)
         c["output_tokens"].append(out)
         c["tokens_after_first"].append(after)

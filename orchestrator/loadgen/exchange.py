@@ -60,6 +60,7 @@ class Exchange:
         "finish_reason",
         "finished",
         "first_ns",
+        "first_server_ns",
         "first_text",
         "gaps",
         "issue_ns",
@@ -94,6 +95,7 @@ class Exchange:
         self.detail = ""
         self.finished = False
         self.first_ns = -1
+        self.first_server_ns = -1
         self.end_ns = -1
         self.last_useful_ns = -1
         self.gaps: list[int] = []
@@ -204,6 +206,8 @@ class Exchange:
         if text is not None:
             if self.first_ns < 0:
                 self.first_ns = t_ns
+                if chunk.rb_server_ns is not None:
+                    self.first_server_ns = chunk.rb_server_ns
                 if self._keep_text:
                     self.first_text = text
             else:

@@ -40,6 +40,9 @@ class Chunk(msgspec.Struct):
     choices: list[Choice] | None = None
     usage: Usage | None = None
     error: Any = None  # some servers (vLLM) report a failure in band, mid-stream
+    # The simulator's own CLOCK_MONOTONIC stamp of the write (`--stamp`); on one host it
+    # measures how long bytes waited before the client read them.
+    rb_server_ns: int | None = None
 
 
 class Message(msgspec.Struct):

@@ -87,6 +87,7 @@ COLUMNS: dict[str, type[np.generic]] = {
     "scheduled_ns": np.int64,  # when the load pattern wanted it sent (= issue_ns, closed loop)
     "issue_ns": np.int64,  # just before the request bytes were written
     "first_ns": np.int64,  # first useful chunk (TTFT end); -1 if none
+    "first_server_ns": np.int64,  # the server's stamp of that chunk, if it sends one; else -1
     "end_ns": np.int64,  # last byte of the response, or the moment the failure was known
     "output_tokens": np.int32,  # -1 unknown
     "tokens_after_first": np.int32,  # output tokens after the first useful chunk; -1 unknown
@@ -108,6 +109,7 @@ class RequestRecords:
     scheduled_ns: I64
     issue_ns: I64
     first_ns: I64
+    first_server_ns: I64
     end_ns: I64
     output_tokens: I32
     tokens_after_first: I32

@@ -74,6 +74,7 @@ class LevelSummary:
     p99_gap_ns: Distribution | None
     delivered_concurrency: float | None
     issue_lag_ns: Distribution | None
+    read_delay_ns: Distribution | None = None
 
     @property
     def duration_s(self) -> float:
@@ -121,6 +122,7 @@ class LevelSummary:
             "max_gap_ns": self.max_gap_ns,
             "p99_gap_ns": self.p99_gap_ns,
             "issue_lag_ns": self.issue_lag_ns,
+            "read_delay_ns": self.read_delay_ns,
         }
         samples: JsonObject = {name: 0 if d is None else d.n for name, d in series.items()}
         return {
@@ -147,6 +149,9 @@ class LevelSummary:
             "p99_gap_ns": _dist_json(self.p99_gap_ns),
             "delivered_concurrency": self.delivered_concurrency,
             "issue_lag_ns": _dist_json(self.issue_lag_ns),
+            # first useful chunk read by us − the server's own stamp of its write (only with a
+            # stamping server on this host): the client's share of TTFT error
+            "read_delay_ns": _dist_json(self.read_delay_ns),
             "samples": samples,
             "percentile_method": "lower",
         }
@@ -217,6 +222,11 @@ def summarize_level(
         ),
         issue_lag_ns=distribution(
             (records.issue_ns - records.scheduled_ns)[records.scheduled_ns >= 0]
+        ),
+        read_delay_ns=distribution(
+            (records.first_ns - records.first_server_ns)[
+                (records.first_server_ns >= 0) & (records.first_ns >= 0)
+            ]
         ),
     )
 

@@ -47,6 +47,7 @@ def levels(draw: st.DrawFn) -> RequestRecords:
             "scheduled_ns": [i - r[1] for i, r in zip(issue, rows, strict=True)],
             "issue_ns": issue,
             "first_ns": first,
+            "first_server_ns": [f - 1000 if f >= 0 else -1 for f in first],
             "end_ns": end,
             "output_tokens": [r[4] for r in rows],
             "tokens_after_first": [r[5] for r in rows],
@@ -126,3 +127,7 @@ def test_level_invariants(records: RequestRecords, concurrency: int | None) -> N
         assert math.isclose(level.delivered_concurrency, little, rel_tol=1e-9)
 
     json.dumps(level.to_result_summary({"seed": 1}), allow_nan=False)
+    # every record with a first chunk carries a server stamp 1 µs earlier (see levels())
+    if level.read_delay_ns is not None:
+        assert level.read_delay_ns.min == level.read_delay_ns.max == 1000
+        assert level.read_delay_ns.n == int(np.count_nonzero(records.first_ns >= 0))

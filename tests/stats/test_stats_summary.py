@@ -42,6 +42,7 @@ def crafted_records() -> RequestRecords:
             "scheduled_ns": [_ns(r[1]) for r in ROWS],
             "issue_ns": [_ns(r[2]) for r in ROWS],
             "first_ns": [_ns(r[3]) for r in ROWS],
+            "first_server_ns": [-1] * len(ROWS),  # not a stamping server
             "end_ns": [_ns(r[4]) for r in ROWS],
             "output_tokens": [r[5] for r in ROWS],
             "tokens_after_first": [r[6] for r in ROWS],

@@ -44,10 +44,12 @@ class AiohttpTransport:
     async def warm(self, connections: int) -> int:
         return 0  # aiohttp opens on demand
 
-    async def send(self, request: PreparedRequest, exchange: Exchange) -> None:
-        task = asyncio.current_task()
-        assert task is not None
+    def start(self, request: PreparedRequest, exchange: Exchange) -> None:
+        task = asyncio.get_running_loop().create_task(self._send(request, exchange))
         self._tasks[task] = exchange
+
+    async def _send(self, request: PreparedRequest, exchange: Exchange) -> None:
+        task = asyncio.current_task()
         try:
             async with asyncio.timeout(self.timeouts.total_s):
                 await self._exchange(request, exchange)
@@ -55,9 +57,9 @@ class AiohttpTransport:
             exchange.fail(Failure.TIMEOUT, _now(), f"total timeout {self.timeouts.total_s:g} s")
         except asyncio.CancelledError:
             exchange.fail(Failure.TIMEOUT, _now(), "cancelled at the drain deadline")
-            raise
         finally:
-            self._tasks.pop(task, None)
+            if task is not None:
+                self._tasks.pop(task, None)
 
     async def _exchange(self, request: PreparedRequest, exchange: Exchange) -> None:
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}

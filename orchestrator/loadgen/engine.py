@@ -68,7 +68,13 @@ class Health:
 
 
 class Engine:
-    """Runs shares of levels with one transport and one set of prepared requests."""
+    """Runs shares of levels with one transport and one set of prepared requests.
+
+    Requests are driven by completion callbacks, not by a coroutine per request: when an
+    exchange ends, its record is written and — closed loop — the next request of that slot is
+    written at once, from inside the read that completed the previous one. In-flight stays at
+    N with no scheduling hop in between, and the client spends its CPU on bytes, not on tasks.
+    """
 
     def __init__(
         self,
@@ -90,17 +96,18 @@ class Engine:
         self.count_tokens = count_tokens
         self._cols: dict[str, list[int]] = {}
         self._examples: dict[str, list[str]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._reset()
+        self._token_sources: dict[str, int] = {}
         self._sample_cursor = 0
+        self._share: Share | None = None
+        self._start_ns = 0
         self._stop_now = False
         self._issuing_over: asyncio.Event | None = None
-        self._give_up_after: int | None = None
+        self._drained: asyncio.Event | None = None
+        self._in_flight = 0
+        self._slots = 0
         self.gave_up = False
-        self.issued = 0
-        self.completed = 0
-        self.failed = 0
-        self._token_sources: dict[str, int] = {}
+        self.issued = self.completed = self.failed = 0
+        self._reset()
 
     # -- public -------------------------------------------------------------------------------
 
@@ -117,11 +124,19 @@ class Engine:
                 nonlocal remaining, failed
                 while remaining > 0:
                     remaining -= 1
-                    ex = await self._exchange(self._next_request(share)[1], _now())
+                    ex = await self.exchange(self._next_request(share)[1])
                     failed += ex.failure is not Failure.NONE
 
             await asyncio.gather(*(user() for _ in range(users)))
         return opened, failed
+
+    async def exchange(self, request: PreparedRequest) -> Exchange:
+        """One request outside any level (warm-up, probes): await its finished exchange."""
+        fut: asyncio.Future[Exchange] = asyncio.get_running_loop().create_future()
+        ex = self._new_exchange(_now())
+        ex.on_done = fut.set_result
+        self._start(request, ex, counted=False)
+        return await fut
 
     def stop(self) -> None:
         """Stop issuing now (operator interrupt); in-flight requests still drain."""
@@ -133,9 +148,13 @@ class Engine:
         self, share: Share, start_at_ns: int, on_progress: Callable[[int, int, int], None]
     ) -> tuple[dict[str, np.ndarray], Health, dict[str, list[str]]]:
         self._reset()
+        self._share = share
+        self._start_ns = start_at_ns
         self._stop_now = False
-        self._give_up_after = share.give_up_after
         self.gave_up = False
+        self._issuing_over = asyncio.Event()
+        self._drained = asyncio.Event()
+        self._in_flight = 0
         health = Health()
         loop = asyncio.get_running_loop()
         delay_s = (start_at_ns - _now()) / 1e9
@@ -147,9 +166,9 @@ class Engine:
         resends0 = getattr(self.transport, "stale_resends", 0)
         try:
             if share.pattern == "concurrency":
-                await self._closed_loop(share, start_at_ns)
+                await self._closed_loop(share)
             elif share.pattern == "poisson":
-                await self._poisson(share, start_at_ns)
+                await self._poisson(share)
             else:
                 await self._offline(share)
             health.drained_by_deadline = await self._drain(share.drain_timeout_s)
@@ -170,57 +189,72 @@ class Engine:
 
     # -- patterns -------------------------------------------------------------------------------
 
-    def _may_issue(self, share: Share, start_ns: int, at_ns: int) -> bool:
-        if self._stop_now:
+    def _may_issue(self, at_ns: int) -> bool:
+        share = self._share
+        if self._stop_now or share is None:
             return False
-        elapsed_s = (at_ns - start_ns) / 1e9
+        elapsed_s = (at_ns - self._start_ns) / 1e9
         if share.max_duration_s is not None and elapsed_s >= share.max_duration_s:
             return False
         count_met = share.n_requests is None or self.issued >= share.n_requests
         duration_met = share.min_duration_s is None or elapsed_s >= share.min_duration_s
         return not (count_met and duration_met)
 
-    async def _closed_loop(self, share: Share, start_ns: int) -> None:
-        """Return once issuing has stopped; in-flight users are left to `_drain`."""
+    def _check_issuing(self) -> None:
+        if not self._may_issue(_now()) and self._issuing_over is not None:
+            self._issuing_over.set()
+
+    async def _closed_loop(self, share: Share) -> None:
+        """Start N slots; return once issuing has stopped (in-flight ones drain later)."""
+        assert self._issuing_over is not None
         if share.concurrency <= 0:
             return
-        issuing_over = self._issuing_over = asyncio.Event()
         loop = asyncio.get_running_loop()
-
-        def check() -> None:
-            if not self._may_issue(share, start_ns, _now()):
-                issuing_over.set()
-
-        async def user() -> None:
-            while self._may_issue(share, start_ns, _now()):
-                sample, request = self._next_request(share)
-                self.issued += 1
-                check()  # the last request of the count: draining starts now
-                ex = await self._exchange(request, _now())
-                self._record(ex, share.worker, sample)
-            issuing_over.set()
-
-        # Duration limits are reached while requests are in flight: look at those instants.
+        # Duration limits fall while requests are in flight: look at those instants.
         timers = [
-            loop.call_at(loop.time() + (start_ns + limit_s * 1e9 - _now()) / 1e9 + 1e-3, check)
+            loop.call_at(
+                loop.time() + (self._start_ns + limit_s * 1e9 - _now()) / 1e9 + 1e-3,
+                self._check_issuing,
+            )
             for limit_s in (share.min_duration_s, share.max_duration_s)
             if limit_s is not None
         ]
+        self._slots = share.concurrency
         for _ in range(share.concurrency):
-            task = loop.create_task(user())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-        await issuing_over.wait()
+            if not self._may_issue(_now()):
+                self._slots -= 1
+                continue
+            self._launch_closed()
+        if self._slots == 0:
+            self._issuing_over.set()
+        await self._issuing_over.wait()
         for timer in timers:
             timer.cancel()
 
-    async def _poisson(self, share: Share, start_ns: int) -> None:
+    def _launch_closed(self) -> None:
+        sample, request = self._next_request(self._share)  # type: ignore[arg-type]
+        ex = self._new_exchange(_now())
+        ex.sample = sample
+        ex.on_done = self._closed_done
+        self.issued += 1
+        self._check_issuing()  # the last request of the count: draining starts now
+        self._start(request, ex)
+
+    def _closed_done(self, ex: Exchange) -> None:
+        self._finished(ex)
+        if self._may_issue(_now()):
+            self._launch_closed()
+            return
+        self._slots -= 1
+        if self._issuing_over is not None:
+            self._issuing_over.set()
+
+    async def _poisson(self, share: Share) -> None:
         if share.rate_qps <= 0:
             return
         rng = np.random.default_rng([share.seed, share.worker])
         mean_gap_ns = 1e9 / share.rate_qps
-        loop = asyncio.get_running_loop()
-        scheduled = start_ns
+        scheduled = self._start_ns
         gaps: Iterator[int] = iter(())
         while True:
             gap = next(gaps, None)
@@ -228,45 +262,43 @@ class Engine:
                 gaps = iter(rng.exponential(mean_gap_ns, 4096).astype(np.int64).tolist())
                 continue
             scheduled += max(1, gap)
-            if not self._may_issue(share, start_ns, scheduled):
+            if not self._may_issue(scheduled):
                 return
             wait_ns = scheduled - _now()
             if wait_ns > 0:
                 await asyncio.sleep(wait_ns / 1e9)
-            self._spawn(share, scheduled, loop)
+            self._launch_open(share, scheduled)
 
     async def _offline(self, share: Share) -> None:
-        loop = asyncio.get_running_loop()
-        n = share.n_requests or 0
         t = _now()
-        for _ in range(n):
+        for _ in range(share.n_requests or 0):
             if self._stop_now:
                 break
-            self._spawn(share, t, loop)
+            self._launch_open(share, t)
             await asyncio.sleep(0)  # let connects and reads run while we issue
 
-    def _spawn(self, share: Share, scheduled_ns: int, loop: asyncio.AbstractEventLoop) -> None:
+    def _launch_open(self, share: Share, scheduled_ns: int) -> None:
         sample, request = self._next_request(share)
+        ex = self._new_exchange(scheduled_ns)
+        ex.sample = sample
+        ex.on_done = self._finished
         self.issued += 1
-
-        async def one() -> None:
-            ex = await self._exchange(request, scheduled_ns)
-            self._record(ex, share.worker, sample)
-
-        task = loop.create_task(one())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._start(request, ex)
 
     async def _drain(self, timeout_s: float) -> int:
-        if not self._tasks:
+        drained = self._drained
+        assert drained is not None
+        if self._in_flight == 0:
             return 0
-        _, pending = await asyncio.wait(set(self._tasks), timeout=timeout_s)
-        if not pending:
+        drained.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(drained.wait(), timeout_s)
             return 0
         n = self.transport.abort_in_flight(
             f"still in flight at the drain deadline ({timeout_s:g} s)"
         )
-        await asyncio.wait(pending, timeout=5)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(drained.wait(), 5)
         return n
 
     # -- one exchange -----------------------------------------------------------------------------
@@ -278,45 +310,50 @@ class Engine:
         sample = (share.worker + k * share.workers) % len(self.requests)
         return sample, self.requests[sample]
 
-    async def _exchange(self, request: PreparedRequest, scheduled_ns: int) -> Exchange:
-        loop = asyncio.get_running_loop()
+    def _new_exchange(self, scheduled_ns: int) -> Exchange:
         issue_ns = _now()
-        ex = Exchange(
+        return Exchange(
             stream=self.stream,
             scheduled_ns=min(scheduled_ns, issue_ns),
             issue_ns=issue_ns,
             max_event_bytes=self.max_event_bytes,
             keep_text=self.count_tokens is not None,
-            waiter=loop.create_future(),
         )
+
+    def _start(self, request: PreparedRequest, ex: Exchange, *, counted: bool = True) -> None:
+        if counted:
+            self._in_flight += 1
         try:
-            await self.transport.send(request, ex)
-        except asyncio.CancelledError:
-            ex.fail(Failure.TIMEOUT, _now(), "cancelled")
-            raise
+            self.transport.start(request, ex)
         except Exception as exc:  # a transport bug must not lose the request from the counts
             ex.fail(Failure.CONNECT, _now(), f"client error: {type(exc).__name__}: {exc}")
-        if not ex.finished:
-            ex.fail(Failure.INCOMPLETE, _now(), "transport returned before the answer ended")
-        return ex
 
-    def _record(self, ex: Exchange, worker: int, sample: int) -> None:
+    def _finished(self, ex: Exchange) -> None:
+        self._in_flight -= 1
+        if ex.sample >= 0:
+            self._record(ex)
+        if self._in_flight == 0 and self._drained is not None:
+            self._drained.set()
+
+    def _record(self, ex: Exchange) -> None:
+        share = self._share
+        assert share is not None
         self.completed += 1
         ok = ex.failure is Failure.NONE
         if not ok:
             self.failed += 1
-            # An endpoint that is down would otherwise be hammered for the whole level.
-            limit = self._give_up_after
-            if limit is not None and self.failed == self.completed >= limit:
-                self.gave_up = True
-                self.stop()
             label = ex.failure.label
             examples = self._examples.setdefault(label, [])
             if len(examples) < _EXAMPLES_PER_CLASS:
                 examples.append(ex.detail[:300])
+            # An endpoint that is down would otherwise be hammered for the whole level.
+            limit = share.give_up_after
+            if limit is not None and self.failed == self.completed >= limit:
+                self.gave_up = True
+                self.stop()
         out, after, source = self._count_output(ex)
         self._token_sources[source.label] = self._token_sources.get(source.label, 0) + 1
-        in_tokens = self.input_tokens[sample] if self.input_tokens else -1
+        in_tokens = self.input_tokens[ex.sample] if self.input_tokens else -1
         if in_tokens < 0:
             in_tokens = ex.usage_input
         gaps = ex.gaps
@@ -326,7 +363,7 @@ class Engine:
         else:
             max_gap = p99_gap = -1
         c = self._cols
-        c["worker"].append(worker)
+        c["worker"].append(share.worker)
         c["scheduled_ns"].append(ex.scheduled_ns)
         c["issue_ns"].append(ex.issue_ns)
         c["first_ns"].append(ex.first_ns)

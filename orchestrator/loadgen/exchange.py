@@ -17,7 +17,7 @@ servers do, and the last byte of the answer has arrived.
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Callable
 from typing import Final
 
 import msgspec
@@ -63,17 +63,20 @@ class Exchange:
         "first_server_ns",
         "first_text",
         "gaps",
+        "hold",
         "issue_ns",
         "last_byte_ns",
         "last_useful_ns",
         "max_body_bytes",
+        "notified",
+        "on_done",
+        "sample",
         "scheduled_ns",
         "status",
         "stream",
         "text_after_first",
         "usage_input",
         "usage_output",
-        "waiter",
     )
 
     def __init__(
@@ -84,7 +87,7 @@ class Exchange:
         issue_ns: int,
         max_event_bytes: int,
         keep_text: bool,
-        waiter: asyncio.Future[None] | None,
+        on_done: Callable[[Exchange], None] | None = None,
     ) -> None:
         self.stream = stream
         self.scheduled_ns = scheduled_ns
@@ -110,7 +113,10 @@ class Exchange:
         self._keep_text = keep_text
         self.first_text = ""
         self.text_after_first: list[str] = []
-        self.waiter = waiter
+        self.on_done = on_done  # called once, when finished and the transport is done with it
+        self.sample = -1  # dataset index, for the record
+        self.hold = False  # set by a transport while it still handles the connection
+        self.notified = False
 
     # -- events from the transport -------------------------------------------------------
 
@@ -266,9 +272,15 @@ class Exchange:
         self.end_ns = t_ns
         if self.failure is not Failure.NONE and not self.detail:
             self.detail = self._error_detail()
-        waiter = self.waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        if not self.hold:
+            self.notify()
+
+    def notify(self) -> None:
+        """Hand the finished exchange to its owner, once."""
+        if self.finished and not self.notified:
+            self.notified = True
+            if self.on_done is not None:
+                self.on_done(self)
 
     def _error_detail(self) -> str:
         body = b"".join(self.body)[:300].decode("utf-8", "replace")

@@ -19,8 +19,8 @@ import asyncio
 import contextlib
 import socket
 import time
-from collections.abc import Callable
-from typing import cast
+from collections.abc import Callable, Coroutine
+from typing import Any, cast
 
 import httptools
 
@@ -78,13 +78,19 @@ class _Connection(asyncio.Protocol):
             return
         self._t = t
         self.bytes_in += len(data)
+        # Hold the completion callback until the parser is done with these bytes and the
+        # connection is back in the pool: the next request may then reuse it at once.
+        ex.hold = True
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError as exc:
             ex.fail(Failure.MALFORMED_STREAM, t, f"invalid HTTP response: {exc}")
             self._bad = True
+        finally:
+            ex.hold = False
         if self._bad:
             self.abort()
+        ex.notify()
 
     def eof_received(self) -> bool | None:
         return None  # close the transport; connection_lost reports to the exchange
@@ -205,23 +211,34 @@ class NativeTransport:
                     self._idle.append(conn)
         return len(self._idle) + len(self._busy)
 
-    async def send(self, request: PreparedRequest, exchange: Exchange) -> None:
+    def start(self, request: PreparedRequest, exchange: Exchange) -> None:
         self._ensure_sweeper()
         raw = request.raw
         if raw is None:
             raw = request.raw = self._render(request)
         conn = self._take_idle()
         if conn is None:
-            try:
-                conn = await self._open()
-            except (OSError, TimeoutError) as exc:  # ssl.SSLError is an OSError
-                exchange.fail(Failure.CONNECT, _now(), _connect_error(exc, self.target))
-                return
+            self._in_background(self._open_and_start(raw, exchange))
+            return
         self._busy.add(conn)
-        waiter = exchange.waiter
         conn.start(raw, exchange)
-        if waiter is not None and not exchange.finished:
-            await waiter
+
+    async def _open_and_start(self, raw: bytes, exchange: Exchange) -> None:
+        try:
+            conn = await self._open()
+        except (OSError, TimeoutError) as exc:  # ssl.SSLError is an OSError
+            exchange.fail(Failure.CONNECT, _now(), _connect_error(exc, self.target))
+            return
+        if exchange.finished:  # failed meanwhile (drain deadline): keep the connection
+            self._release(conn)
+            return
+        self._busy.add(conn)
+        conn.start(raw, exchange)
+
+    def _in_background(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def abort_in_flight(self, detail: str) -> int:
         n = 0
@@ -305,19 +322,7 @@ class NativeTransport:
         self._early_closes += 1
         if self._early_closes >= 3:
             self.keep_alive = False
-
-        async def again() -> None:
-            try:
-                conn = await self._open()
-            except (OSError, TimeoutError) as exc:
-                exchange.fail(Failure.CONNECT, _now(), _connect_error(exc, self.target))
-                return
-            self._busy.add(conn)
-            conn.start(raw, exchange)
-
-        task = asyncio.get_running_loop().create_task(again())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._in_background(self._open_and_start(raw, exchange))
 
     def _forget(self, conn: _Connection) -> None:
         self._busy.discard(conn)

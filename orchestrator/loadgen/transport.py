@@ -81,8 +81,8 @@ class Transport(Protocol):
         """Open up to `connections` idle connections, paced; return how many are open."""
         ...
 
-    async def send(self, request: PreparedRequest, exchange: Exchange) -> None:
-        """Send and return when `exchange` is finished (success or classified failure)."""
+    def start(self, request: PreparedRequest, exchange: Exchange) -> None:
+        """Send now (or as soon as a connection is open); `exchange.on_done` says when done."""
         ...
 
     def abort_in_flight(self, detail: str) -> int:

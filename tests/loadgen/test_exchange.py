@@ -30,7 +30,6 @@ def run(pieces: list[tuple[bytes, int]], status: int = 200, stream: bool = True)
         issue_ns=0,
         max_event_bytes=1 << 20,
         keep_text=True,
-        waiter=None,
     )
     ex.on_headers(status, 1)
     for data, t in pieces:
@@ -91,7 +90,6 @@ def test_truncated_stream_connection_lost_is_incomplete() -> None:
         issue_ns=0,
         max_event_bytes=1 << 20,
         keep_text=False,
-        waiter=None,
     )
     ex.on_headers(200, 1)
     ex.on_body(chunk("a"), 2)
@@ -121,9 +119,7 @@ def test_empty_body_is_empty_response() -> None:
 
 
 def test_oversized_event_is_malformed() -> None:
-    ex = Exchange(
-        stream=True, scheduled_ns=0, issue_ns=0, max_event_bytes=1024, keep_text=False, waiter=None
-    )
+    ex = Exchange(stream=True, scheduled_ns=0, issue_ns=0, max_event_bytes=1024, keep_text=False)
     ex.on_headers(200, 1)
     assert ex.on_body(b"data: " + b"x" * 4096, 2) is False
     assert ex.failure is Failure.MALFORMED_STREAM

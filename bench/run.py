@@ -107,6 +107,7 @@ def fidelity(args: argparse.Namespace, results: list[dict[str, Any]]) -> None:
                 root = url.removesuffix("/v1")
                 for client in ["rollbench", "reference"]:
                     httpx.get(f"{root}/sim/truth", timeout=10)  # reset the server's truth
+                    stats0 = httpx.get(f"{root}/sim/stats", timeout=10).json()
                     n = 8 * c
                     if client == "rollbench":
                         r = run_rollbench(
@@ -119,8 +120,13 @@ def fidelity(args: argparse.Namespace, results: list[dict[str, Any]]) -> None:
                     if r is None:
                         continue
                     truth = httpx.get(f"{root}/sim/truth", timeout=10).json()
+                    stats1 = httpx.get(f"{root}/sim/stats", timeout=10).json()
+                    busy = (stats1["cpu_s"] - stats0["cpu_s"]) / max(
+                        stats1["uptime_s"] - stats0["uptime_s"], 1e-9
+                    )
                     r.update(
                         {
+                            "server_cpu_util": busy,
                             "part": "fidelity",
                             "round": rnd,
                             "client": client,
@@ -135,7 +141,7 @@ def fidelity(args: argparse.Namespace, results: list[dict[str, Any]]) -> None:
                     results.append(r)
                     log.info(
                         "round %d c=%d %-10s ttft p50 %.2f p99 %.2f ms; server truth p50 %.2f "
-                        "p99 %.2f ms; excess p99 %.2f ms",
+                        "p99 %.2f ms; excess p99 %.2f ms; simulator busy %.0f%% of a core",
                         rnd,
                         c,
                         client,
@@ -144,6 +150,7 @@ def fidelity(args: argparse.Namespace, results: list[dict[str, Any]]) -> None:
                         truth["ttft_p50_ms"] or 0,
                         truth["ttft_p99_ms"] or 0,
                         r.get("ttft_p99_excess_ms") or 0,
+                        100 * busy,
                     )
 
 
@@ -180,8 +187,8 @@ def report(results: list[dict[str, Any]]) -> str:
         lines += [
             "",
             "| c | client | client TTFT p50 / p99 ms | server truth p50 / p99 ms | "
-            "excess p50 / p99 ms | read delay p50 / p99 / max ms | rounds |",
-            "|---|---|---|---|---|---|---|",
+            "excess p50 / p99 ms | read delay p50 / p99 / max ms | simulator CPU | rounds |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for c in sorted({r["concurrency"] for r in fid}):
             for client in dict.fromkeys(r["client"] for r in fid):
@@ -197,7 +204,9 @@ def report(results: list[dict[str, Any]]) -> str:
                     f"{m('server_ttft_p50_ms')} / {m('server_ttft_p99_ms')} | "
                     f"{m('ttft_p50_excess_ms')} / {m('ttft_p99_excess_ms')} | "
                     f"{m('read_delay_p50_ms')} / {m('read_delay_p99_ms')} / "
-                    f"{m('read_delay_max_ms')} | {len(rows)} |"
+                    f"{m('read_delay_max_ms')} | "
+                    f"{_fmt(_median([r.get('server_cpu_util') for r in rows]), '.0%')} | "
+                    f"{len(rows)} |"
                 )
     return "\n".join(lines)
 

@@ -232,7 +232,9 @@ class Engine:
             timer.cancel()
 
     def _launch_closed(self) -> None:
-        sample, request = self._next_request(self._share)  # type: ignore[arg-type]
+        share = self._share
+        assert share is not None
+        sample, request = self._next_request(share)
         ex = self._new_exchange(_now())
         ex.sample = sample
         ex.on_done = self._closed_done
@@ -403,6 +405,10 @@ class Engine:
         self._token_sources = {}
         self.issued = self.completed = self.failed = 0
 
+    @staticmethod
+    def _lag_probe(lags: list[int], queued_ns: int) -> None:
+        lags.append(_now() - queued_ns)
+
     async def _watch_loop(
         self, lags: list[int], on_progress: Callable[[int, int, int], None]
     ) -> None:
@@ -411,8 +417,7 @@ class Engine:
         tick = 0
         while True:
             await asyncio.sleep(0.01)
-            t0 = _now()
-            loop.call_soon(lambda t0=t0: lags.append(_now() - t0))  # type: ignore[misc]
+            loop.call_soon(self._lag_probe, lags, _now())
             tick += 1
             if tick % 25 == 0:
                 on_progress(self.issued, self.completed, self.failed)

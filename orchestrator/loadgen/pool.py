@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
@@ -56,7 +56,6 @@ class LevelPlan:
     drain_timeout_s: float
     seed: int
     give_up_after: int | None = None
-    shares: list[p.Prepare] = field(default_factory=list)
 
 
 class ClientPool:

@@ -130,6 +130,8 @@ class SweepSpec(_Model):
     def auto_workers(self) -> int:
         if self.workers is not None:
             return self.workers
-        # One process holds ~512 streams with sub-ms loop lag on a modest core (bench/).
+        # One process holds ~512 streams with a few ms of loop lag at most on a modest core
+        # (bench/README.md). For Poisson the streams in flight are unknown before measuring:
+        # guess one per 20 QPS (requests of ~20 s at most on average).
         biggest = max(self.levels) if self.pattern != "poisson" else max(self.levels) / 20
         return max(1, min(os.cpu_count() or 1, -(-int(biggest) // 512)))

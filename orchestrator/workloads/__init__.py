@@ -1,0 +1,1 @@
+"""Workloads: what is sent (dataset, generation parameters, accuracy suite, default SLO)."""

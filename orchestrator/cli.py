@@ -360,6 +360,117 @@ def demo(
     raise typer.Exit(status)
 
 
+@app.command()
+def migrate() -> None:
+    """Build or upgrade the store's schema (Alembic migrations) and load workloads."""
+    from orchestrator import migrate as migrations
+    from orchestrator.db import get_engine, session_scope
+    from orchestrator.errors import ServiceError
+    from orchestrator.workloads.service import sync_workloads
+
+    settings = get_settings()
+    url = settings.resolved_database_url()
+    try:
+        migrations.upgrade(url)
+        with session_scope(get_engine()) as session:
+            names = [f"{w.name} v{w.version}" for w in sync_workloads(session)]
+    except ServiceError as exc:
+        fail_usage(exc.message)
+    print(f"store at {_safe_url(url)} is up to date; workloads: {', '.join(names) or 'none'}")
+
+
+def _safe_url(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+@app.command()
+def api(
+    host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port")] = 8080,
+) -> None:
+    """Serve the REST API (distributed mode: one of several processes)."""
+    import uvicorn
+
+    uvicorn.run("api.app:create_app", factory=True, host=host, port=port, log_level="info")
+
+
+@app.command()
+def worker(
+    queues: Annotated[
+        str, typer.Option(help="comma-separated: measure, default")
+    ] = "measure,default",
+    name: Annotated[str | None, typer.Option(help="worker name (default: host and pid)")] = None,
+) -> None:
+    """Run a Celery worker: one measurement at a time (solo pool), housekeeping too."""
+    from workers.app import app as celery_app
+
+    argv = [
+        "worker",
+        "--queues",
+        queues,
+        "--pool",
+        "solo",
+        "--concurrency",
+        "1",
+        "--loglevel",
+        "INFO",
+        "--without-gossip",
+        "--without-mingle",
+    ]
+    if name:
+        argv += ["--hostname", name]
+    celery_app.worker_main(argv)
+
+
+@app.command()
+def scheduler() -> None:
+    """Run the scheduler process (enqueues only)."""
+    from workers.scheduler import main as run_scheduler
+
+    run_scheduler()
+
+
+@app.command()
+def up(
+    demo: Annotated[
+        bool, typer.Option(help="also start a simulated endpoint and submit a sweep")
+    ] = False,
+    host: Annotated[str, typer.Option(help="API address")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="API port")] = 8080,
+) -> None:
+    """Start the whole daemon on this machine: API, worker, scheduler (embedded store)."""
+    from orchestrator.daemon import Daemon
+
+    settings = get_settings()
+    migrate()
+    daemon = Daemon(host=host, port=port, log_dir=settings.data_dir / "logs")
+    sim_ctx = None
+    try:
+        daemon.start()
+        daemon.wait_ready()
+        print(
+            f"rollbench is up: API {daemon.url} (docs {daemon.url}/docs); data in "
+            f"{settings.data_dir}/; logs in {daemon.log_dir}/"
+        )
+        if demo:
+            from orchestrator.demo import run_demo
+
+            sim_ctx = run_demo(daemon.url)
+        print("Ctrl-C stops everything; `rollbench up` again continues where it stopped.")
+        daemon.serve_forever()
+    except KeyboardInterrupt:
+        print("stopping ...", file=sys.stderr)
+    except RuntimeError as exc:
+        print(f"rollbench: {exc}", file=sys.stderr)
+        raise typer.Exit(1) from None
+    finally:
+        daemon.stop()
+        if sim_ctx is not None:
+            sim_ctx.__exit__(None, None, None)
+
+
 def main() -> None:
     """Entry point that turns usage errors into one line on stderr and exit status 2."""
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -44,12 +44,35 @@ class Settings(BaseSettings):
     artifacts_dir: Path | None = Field(
         None, description="Per-request record files of runs. Unset: DATA_DIR/artifacts"
     )
+    broker_url: str | None = Field(
+        None,
+        description="Celery broker. Unset: a SQLite file under DATA_DIR (embedded mode, no "
+        "server); distributed: redis://host:6379/0",
+    )
+    allow_private_endpoints: bool = Field(
+        True,
+        description="Allow endpoints on loopback and private addresses (cloud metadata "
+        "addresses are refused always). Turn off on a shared, internet-facing deployment.",
+    )
+    secret_keys: SecretStr | None = Field(
+        None,
+        description="Keys that seal endpoint credentials at rest: comma-separated `id:key` "
+        "pairs, the first active, older ones kept so their rows still open (a key is a Fernet "
+        "key; `rollbench keys generate` prints a pair). Set the same value on every process "
+        "of a distributed install. Unset: DATA_DIR/secret-keys.json, made on first use "
+        "(mode 0600) and rotated by `rollbench keys rotate`",
+    )
     loadgen: LoadgenSettings = Field(default_factory=LoadgenSettings)
 
     def resolved_database_url(self) -> str:
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'rollbench.db').resolve()}"
+
+    def resolved_broker_url(self) -> str:
+        if self.broker_url:
+            return self.broker_url
+        return f"sqla+sqlite:///{(self.data_dir / 'broker.db').resolve()}"
 
     def resolved_artifacts_dir(self) -> Path:
         return self.artifacts_dir or self.data_dir / "artifacts"

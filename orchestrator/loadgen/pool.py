@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import overload
 
 import numpy as np
 import zmq
@@ -132,6 +133,7 @@ class ClientPool:
         self,
         plan: LevelPlan,
         on_progress: Callable[[int, int, int], None] | None = None,
+        stop_requested: Callable[[], bool] | None = None,
     ) -> LevelOutcome:
         self._level += 1
         level = self._level
@@ -141,27 +143,37 @@ class ClientPool:
         connections = warmup_failed = 0
         pending = set(shares)
         while pending:
-            _, msg = self._recv(None)
-            if isinstance(msg, p.Ready) and msg.level == level:
-                pending.discard(msg.worker)
-                connections += msg.connections
-                warmup_failed += msg.warmup_failed
+            _, ready = self._recv(None)
+            if isinstance(ready, p.Ready) and ready.level == level:
+                pending.discard(ready.worker)
+                connections += ready.connections
+                warmup_failed += ready.warmup_failed
         start_at_ns = time.monotonic_ns() + _START_DELAY_NS
         for w in shares:
             self._send(self._ids[w], p.Go(level=level, start_at_ns=start_at_ns))
         progress = {w: (0, 0, 0) for w in shares}
         results: dict[int, p.Result] = {}
         interrupted = False
+
+        def stop_all() -> None:
+            for w in shares:
+                self._send(self._ids[w], p.Stop(level=level))
+
         while len(results) < len(shares):
+            if not interrupted and stop_requested is not None and stop_requested():
+                interrupted = True  # cancelled from outside (e.g. through the store)
+                stop_all()
             try:
-                _, msg = self._recv(None)
+                _, got = self._recv(None, poll_once=stop_requested is not None)
             except KeyboardInterrupt:
                 if interrupted:
                     raise
                 interrupted = True
-                for w in shares:
-                    self._send(self._ids[w], p.Stop(level=level))
+                stop_all()
                 continue
+            if got is None:
+                continue
+            msg = got
             if isinstance(msg, p.Progress) and msg.level == level:
                 progress[msg.worker] = (msg.issued, msg.completed, msg.failed)
                 if on_progress is not None:
@@ -215,7 +227,17 @@ class ClientPool:
     def _send(self, ident: bytes, msg: p.ToWorker) -> None:
         self._sock.send_multipart([ident, p.encoder.encode(msg)])
 
-    def _recv(self, deadline: float | None) -> tuple[bytes, p.FromWorker]:
+    @overload
+    def _recv(self, deadline: float | None) -> tuple[bytes, p.FromWorker]: ...
+    @overload
+    def _recv(
+        self, deadline: float | None, poll_once: bool
+    ) -> tuple[bytes, p.FromWorker | None]: ...
+
+    def _recv(
+        self, deadline: float | None, poll_once: bool = False
+    ) -> tuple[bytes, p.FromWorker | None]:
+        """Next message; with `poll_once`, (b"", None) after one empty 200 ms poll."""
         while True:
             if self._sock.poll(200):
                 ident, raw = self._sock.recv_multipart()
@@ -224,6 +246,8 @@ class ClientPool:
                     raise HarnessError(f"client process {msg.worker} failed: {msg.message}")
                 return ident, msg
             self._check_alive()
+            if poll_once:
+                return b"", None
             if deadline is not None and time.monotonic() > deadline:
                 raise HarnessError("client processes did not start in time" + self._log_tail())
 

@@ -156,7 +156,9 @@ def run_sweep(
             if reporter is not None:
                 reporter.level_started(i, len(spec.levels), label)
             outcome = pool.run_level(
-                _plan(spec, level), reporter.progress if reporter is not None else None
+                _plan(spec, level),
+                reporter.progress if reporter is not None else None,
+                stop_requested,
             )
             result = _finish_level(spec, level, label, outcome, out_dir, method, pool.workers)
             results.append(result)

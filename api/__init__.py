@@ -1,0 +1,1 @@
+"""The REST control plane: thin routers over orchestrator services (DESIGN §2)."""

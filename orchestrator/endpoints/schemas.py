@@ -1,0 +1,48 @@
+"""API shapes of endpoints. Credentials are write-only: no read shape carries them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from orchestrator.endpoints.models import ApiFlavour, EndpointState
+
+
+class EndpointBase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    system_id: int = Field(ge=1)
+    base_url: str = Field(min_length=8, max_length=2000, description="e.g. https://host/v1")
+    api: ApiFlavour = ApiFlavour.OPENAI_CHAT
+    served_model: str = Field(min_length=1, max_length=200)
+    verify_tls: bool = True
+    region: str = Field("", max_length=50)
+
+
+class EndpointCreate(EndpointBase):
+    api_key: SecretStr | None = Field(None, max_length=4096, description="write-only")
+    headers: dict[str, str] = Field(
+        default_factory=dict, max_length=32, description="extra headers; write-only"
+    )
+    check: bool = Field(True, description="ask GET {base_url}/models before registering")
+
+
+class EndpointUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    state: EndpointState | None = None
+    api_key: SecretStr | None = Field(None, max_length=4096)
+    verify_tls: bool | None = None
+    region: str | None = Field(None, max_length=50)
+
+
+class EndpointPublic(EndpointBase):
+    model_config = ConfigDict(extra="forbid", from_attributes=True)
+
+    id: int
+    organisation_id: int
+    state: EndpointState
+    has_api_key: bool
+    header_names: list[str]
+    created_at: datetime

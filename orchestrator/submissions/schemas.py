@@ -1,0 +1,86 @@
+"""API shapes of submissions and their runs."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from orchestrator.runs.models import RunKind, RunState
+from orchestrator.submissions.models import SubmissionState
+
+MAX_LEVELS = 32  # MLPerf Endpoints caps a curve at 32 points
+
+
+class SubmissionCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    system_id: int = Field(ge=1)
+    endpoint_id: int = Field(ge=1)
+    workload: str = Field(min_length=1, max_length=100)
+    workload_version: int | None = Field(None, ge=1)
+    server_config: dict[str, Any] = Field(
+        default_factory=dict, description="snapshot of the serving configuration"
+    )
+    pattern: Literal["concurrency", "poisson", "offline"] = "concurrency"
+    levels: list[float] = Field(min_length=1, max_length=MAX_LEVELS)
+    requests: int | None = Field(
+        None, ge=1, le=10_000_000, description="per level; default: workload's"
+    )
+    min_duration_s: float | None = Field(None, gt=0, le=7 * 86400)
+    warmup: int | None = Field(None, ge=0, le=1_000_000)
+    accuracy_required: bool = False
+    not_before: datetime | None = None
+    not_after: datetime | None = None
+
+    @field_validator("levels")
+    @classmethod
+    def _levels(cls, v: list[float]) -> list[float]:
+        if any(level <= 0 or level > 1_000_000 for level in v):
+            raise ValueError("every level must be > 0 and <= 1000000")
+        if len(set(v)) != len(v):
+            raise ValueError("levels must be distinct")
+        return v
+
+
+class RunPublic(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    submission_id: int
+    kind: RunKind
+    position: int
+    level: float
+    state: RunState
+    attempts: int
+    started_at: datetime | None
+    finished_at: datetime | None
+    progress: dict[str, Any]
+    summary: dict[str, Any] | None
+    artifact_sha256: str | None
+    error: str | None
+
+
+class SubmissionPublic(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    organisation_id: int
+    system_id: int
+    endpoint_id: int
+    workload_id: int
+    state: SubmissionState
+    pattern: str
+    levels: list[float]
+    requests: int | None
+    min_duration_s: float | None
+    warmup: int
+    accuracy_required: bool
+    server_config: dict[str, Any]
+    not_before: datetime | None
+    not_after: datetime | None
+    cancel_requested: bool
+    created_at: datetime
+    updated_at: datetime
+    runs: list[RunPublic] = Field(default_factory=list)

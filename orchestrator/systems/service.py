@@ -1,0 +1,74 @@
+"""Systems: create, read, list — scoped by the caller's organisation and role."""
+
+from __future__ import annotations
+
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, func, select
+
+from orchestrator.audit.service import record
+from orchestrator.auth.models import Organisation
+from orchestrator.auth.service import Principal
+from orchestrator.errors import Conflict, Forbidden, NotFound
+from orchestrator.systems.models import System
+from orchestrator.systems.schemas import SystemCreate
+
+
+def create_system(session: Session, *, principal: Principal, data: SystemCreate) -> System:
+    org_id = principal.organisation_id
+    if data.organisation is not None and data.organisation != principal.organisation:
+        if not principal.is_operator:
+            raise Forbidden(
+                "only operators create systems for other organisations", field="organisation"
+            )
+        org = session.exec(
+            select(Organisation).where(Organisation.name == data.organisation)
+        ).first()
+        if org is None or org.id is None:
+            raise NotFound(f"no organisation {data.organisation!r}", field="organisation")
+        org_id = org.id
+    if not principal.can_write(org_id):
+        raise Forbidden("this token may not create systems")
+    system = System.model_validate(
+        data.model_dump(exclude={"organisation"}), update={"organisation_id": org_id}
+    )
+    session.add(system)
+    try:
+        session.flush()
+    except IntegrityError:
+        session.rollback()
+        raise Conflict(f"a system named {data.name!r} exists already", field="name") from None
+    assert system.id is not None
+    record(
+        session,
+        actor=principal.actor,
+        organisation_id=org_id,
+        object_type="system",
+        object_id=system.id,
+        action="create",
+    )
+    return system
+
+
+def get_system(session: Session, *, principal: Principal, system_id: int) -> System:
+    system = session.get(System, system_id)
+    if system is None or not principal.can_read(system.organisation_id):
+        raise NotFound(f"no system {system_id}")
+    return system
+
+
+def list_systems(
+    session: Session,
+    *,
+    principal: Principal,
+    limit: int,
+    offset: int,
+    organisation_id: int | None = None,
+) -> tuple[list[System], int]:
+    query = select(System)
+    if not principal.reads_everything:
+        query = query.where(System.organisation_id == principal.organisation_id)
+    if organisation_id is not None:
+        query = query.where(System.organisation_id == organisation_id)
+    total = session.exec(select(func.count()).select_from(query.subquery())).one()
+    rows = session.exec(query.order_by(col(System.id)).offset(offset).limit(limit)).all()
+    return list(rows), int(total)

@@ -1,0 +1,1 @@
+"""Celery workers and the scheduler process: thin shells around orchestrator services."""

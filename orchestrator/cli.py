@@ -33,6 +33,11 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
+from orchestrator.auth.cli import keys_app, token_app  # noqa: E402
+
+app.add_typer(token_app, name="token", help="API tokens: create (shown once), list, revoke")
+app.add_typer(keys_app, name="keys", help="Keys that seal endpoint credentials: rotate, status")
+
 EXIT_USAGE = 2
 EXIT_ENDPOINT = 1
 EXIT_HARNESS = 3
@@ -441,8 +446,14 @@ def up(
     port: Annotated[int, typer.Option(help="API port")] = 8080,
 ) -> None:
     """Start the whole daemon on this machine: API, worker, scheduler (embedded store)."""
+    import signal
+
     from orchestrator.daemon import Daemon
 
+    def _terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM stops the daemon as cleanly as Ctrl-C
+
+    signal.signal(signal.SIGTERM, _terminate)
     settings = get_settings()
     migrate()
     daemon = Daemon(host=host, port=port, log_dir=settings.data_dir / "logs")

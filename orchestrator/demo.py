@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import contextlib
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
+from sqlmodel import col, select
 
-from orchestrator.auth.models import Role
+from orchestrator.auth.models import Organisation, Role
 from orchestrator.auth.service import create_token
 from orchestrator.db import get_engine, session_scope
+from orchestrator.endpoints.models import Endpoint
 from orchestrator.simulator import SimulatorConfig, start_in_process
 
 DEMO_ORG = "demo"
@@ -21,10 +24,26 @@ DEMO_ORG = "demo"
 
 def run_demo(api_url: str) -> contextlib.AbstractContextManager[str]:
     """Start the simulator, register it, submit a 3-level sweep; return the simulator's
-    context manager (the caller stops it)."""
+    context manager (the caller stops it). Run again, it brings the simulator back on the
+    port it was registered with, and the unfinished sweep continues."""
     config = SimulatorConfig(mode="batching", output_tokens=64, seed=1)
-    sim = start_in_process(config)
+    with session_scope(get_engine()) as session:
+        previous = session.exec(
+            select(Endpoint)
+            .join(Organisation, col(Organisation.id) == Endpoint.organisation_id)
+            .where(Organisation.name == DEMO_ORG)
+            .order_by(col(Endpoint.id).desc())
+        ).first()
+        port = urlsplit(previous.base_url).port if previous is not None else None
+    sim = start_in_process(config, port=port or 0)
     sim_url = sim.__enter__()
+    if previous is not None:
+        print(
+            f"demo: simulated endpoint back on {sim_url}; unfinished submissions continue "
+            "(GET /v1/submissions with the demo token printed before, or "
+            "`rollbench token create --org demo --role submitter`)."
+        )
+        return sim
     with session_scope(get_engine()) as session:
         _, token = create_token(
             session, organisation=DEMO_ORG, role=Role.SUBMITTER, label="rollbench up --demo"
@@ -63,7 +82,7 @@ def run_demo(api_url: str) -> contextlib.AbstractContextManager[str]:
     sid = submission["id"]
     print(f"""
 demo: simulated endpoint {sim_url} registered as endpoint {endpoint["id"]} of system \
-{system["id"]}; submission {sid} measures concurrency 1, 4, 16 (40 requests each).
+{system["id"]}; submission {sid} measures concurrency 1, 4, 16 (24 requests each).
 
   export RB={api_url} TOKEN={token}
   curl -s -H "Authorization: Bearer $TOKEN" $RB/v1/submissions/{sid}       # progress per level

@@ -1,18 +1,19 @@
 """The scheduler process: it only enqueues (APScheduler), never measures.
 
-Today it has one job: every 30 s, nudge submissions whose work was stranded by a worker
+Today it has one job: every 15 s, nudge submissions whose work was stranded by a worker
 that died (its lease ran out). Campaigns (availability probes, nightly soaks) will add their
 cron jobs here.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 log = logging.getLogger("rollbench.scheduler")
-RECOVERY_INTERVAL_S = 30
+RECOVERY_INTERVAL_S = 15
 
 
 def main() -> None:
@@ -28,7 +29,5 @@ def main() -> None:
         coalesce=True,
     )
     log.info("scheduler started")
-    try:
+    with contextlib.suppress(KeyboardInterrupt, SystemExit):
         scheduler.start()
-    except (KeyboardInterrupt, SystemExit):
-        pass

@@ -6,7 +6,7 @@ import logging
 import os
 import socket
 
-from celery.signals import worker_ready
+from celery.signals import worker_ready, worker_shutting_down
 
 from orchestrator.db import get_engine, session_scope
 from orchestrator.runs import service
@@ -46,3 +46,10 @@ def recover() -> int:
 @worker_ready.connect
 def _on_ready(**_: object) -> None:
     recover.delay()
+
+
+@worker_shutting_down.connect
+def _on_shutdown(**_: object) -> None:
+    released = service.release_leases(get_engine(), owner=OWNER)
+    if released:
+        log.warning("released %d run(s) on shutdown; they will be measured again", released)

@@ -112,7 +112,10 @@ class Engine:
     # -- public -------------------------------------------------------------------------------
 
     async def warmup(self, share: Share) -> tuple[int, int]:
-        """Open connections, then send `n_warmup` requests (closed loop); nothing recorded."""
+        """Open connections, then send `n_warmup` requests (closed loop); nothing recorded.
+
+        A level begins here: a stop that arrives from now on, even before `run`, holds."""
+        self._stop_now = False
         want = share.concurrency if share.pattern == "concurrency" else min(share.concurrency, 64)
         opened = await self.transport.warm(max(want, 0))
         failed = 0
@@ -150,9 +153,10 @@ class Engine:
         self._reset()
         self._share = share
         self._start_ns = start_at_ns
-        self._stop_now = False
         self.gave_up = False
         self._issuing_over = asyncio.Event()
+        if self._stop_now:  # stopped between Prepare and Go
+            self._issuing_over.set()
         self._drained = asyncio.Event()
         self._in_flight = 0
         health = Health()

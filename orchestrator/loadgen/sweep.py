@@ -150,7 +150,10 @@ def run_sweep(
             )
         )
         for i, level in enumerate(spec.levels):
-            if interrupted or (stop_requested is not None and stop_requested()):
+            if interrupted:
+                break
+            if stop_requested is not None and stop_requested():
+                interrupted = True
                 break
             label = level_label(spec.pattern, level)
             if reporter is not None:

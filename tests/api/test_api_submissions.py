@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -66,11 +67,12 @@ def daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str
             "log": tmp_path / "worker.log",
         }
     finally:
-        worker.terminate()
+        worker.send_signal(signal.SIGQUIT)  # Celery's cold shutdown: do not finish the run
         try:
             worker.wait(20)
         except subprocess.TimeoutExpired:
             worker.kill()
+            worker.wait(5)
         sim_cm.__exit__(None, None, None)
         get_settings.cache_clear()
 

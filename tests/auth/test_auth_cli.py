@@ -183,4 +183,4 @@ def test_keys_generate_prints_a_usable_pair(data_dir: Path) -> None:
 def test_groups_show_help_without_a_command(data_dir: Path) -> None:
     for app, command in [(token_app, "create"), (keys_app, "rotate")]:
         result = run(app)
-        assert command in result.stdout
+        assert command in result.stdout + result.stderr

@@ -183,7 +183,7 @@ def test_last_used_at_is_written_at_most_once_a_minute(engine: Engine) -> None:
 def test_revoked_tokens_are_refused_and_revocation_is_audited(engine: Engine) -> None:
     with session_scope(engine) as session:
         token, clear = create_token(session, organisation="acme", role=Role.SUBMITTER)
-        keep, kept = create_token(session, organisation="acme", role=Role.SUBMITTER)
+        _, kept = create_token(session, organisation="acme", role=Role.SUBMITTER)
     assert token.id is not None
     with session_scope(engine) as session:
         revoked = revoke_token(session, token_id=token.id, actor="token:99")

@@ -130,9 +130,9 @@ def test_a_row_under_a_missing_key_stops_rotation_with_nothing_changed(
         endpoint.secrets_sealed, endpoint.secrets_key_id = blob, "lost"
         session.add(endpoint)
     before = secrets.load_keyring().key_ids
-    with pytest.raises(UnknownKeyId, match=f"endpoint {eid}: .*'lost'.*nothing was rotated"):
-        with session_scope(engine) as session:
-            rotate(session)
+    missing = f"endpoint {eid}: .*'lost'.*nothing was rotated"
+    with pytest.raises(UnknownKeyId, match=missing), session_scope(engine) as session:
+        rotate(session)
     assert secrets.load_keyring().key_ids == before
     assert rows(engine)[eid].secrets_key_id == "lost"
 
@@ -144,9 +144,9 @@ def test_with_env_keys_rotate_refuses_until_a_new_key_is_added(
     monkeypatch.setenv("ROLLBENCH_SECRET_KEYS", f"one:{k1}")
     get_settings.cache_clear()
     ids = add_endpoints(engine, CREDS)
-    with pytest.raises(RotationRefused, match="put it first in ROLLBENCH_SECRET_KEYS"):
-        with session_scope(engine) as session:
-            rotate(session)
+    refused = "put it first in ROLLBENCH_SECRET_KEYS"
+    with pytest.raises(RotationRefused, match=refused), session_scope(engine) as session:
+        rotate(session)
     # the operator adds a new key in front and keeps the old one
     monkeypatch.setenv("ROLLBENCH_SECRET_KEYS", f"two:{k2},one:{k1}")
     get_settings.cache_clear()

@@ -280,3 +280,19 @@ def test_endpoint_going_away_mid_run(tmp_path: Path) -> None:
     s = lv.summary
     assert s.succeeded > 0 and s.failure_counts["connect"] > 0
     assert s.issued == s.succeeded + s.failed
+
+
+def test_stop_requested_from_outside_holds_even_before_the_level_starts(
+    fixed_sim: Simulator, tmp_path: Path
+) -> None:
+    # A stop that arrives between a level's warm-up and its start (a cancelled submission)
+    # must not be forgotten when the level starts.
+    spec = spec_for(fixed_sim.url, levels=[2, 4], requests=None, min_duration_s=60.0, warmup=2)
+    calls = iter([False])  # the sweep's own check before level 1 passes; then: stop
+
+    t0 = time.monotonic()
+    result = run_sweep(spec, tmp_path, stop_requested=lambda: next(calls, True))
+    assert time.monotonic() - t0 < 10
+    assert result.interrupted and len(result.levels) == 1
+    assert not result.levels[0].health["valid"]
+    assert run_sweep(spec, tmp_path / "b", stop_requested=lambda: True).levels == []

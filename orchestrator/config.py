@@ -49,6 +49,13 @@ class Settings(BaseSettings):
         description="Celery broker. Unset: a SQLite file under DATA_DIR (embedded mode, no "
         "server); distributed: redis://host:6379/0",
     )
+    run_lease_s: float = Field(
+        30.0, gt=0, description="A measuring worker renews its lease on a run every second; "
+        "a run whose lease ran out (its worker died) is measured again from scratch",
+    )
+    recovery_interval_s: float = Field(
+        15.0, gt=0, description="How often the scheduler looks for stranded submissions"
+    )
     allow_private_endpoints: bool = Field(
         True,
         description="Allow endpoints on loopback and private addresses (cloud metadata "

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import or_, update
+from sqlalchemy.orm import aliased
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -39,8 +40,11 @@ from orchestrator.workloads.service import PROJECT_ROOT
 
 log = logging.getLogger("rollbench.runs")
 
-LEASE = timedelta(seconds=30)
 MAX_ATTEMPTS = 3  # a run whose worker failed this often fails its submission (retryable)
+
+
+def lease() -> timedelta:
+    return timedelta(seconds=get_settings().run_lease_s)
 
 
 def claim_next_run(session: Session, *, submission_id: int, owner: str) -> Run | None:
@@ -52,6 +56,9 @@ def claim_next_run(session: Session, *, submission_id: int, owner: str) -> Run |
         .where(col(Run.state).in_([RunState.PLANNED, RunState.RUNNING]))
         .order_by(col(Run.position))
     ).all()
+    submission = session.get(Submission, submission_id)
+    if submission is None or submission.cancel_requested:
+        return None
     for run in candidates:
         if (
             run.state is RunState.RUNNING
@@ -59,6 +66,24 @@ def claim_next_run(session: Session, *, submission_id: int, owner: str) -> Run |
             and (_aware(run.lease_until) > now)
         ):
             return None  # someone is measuring this submission: runs go in order
+        # One run at a time per endpoint, whoever's submission it is. PostgreSQL: lock the
+        # endpoint row so concurrent claims on it queue up; SQLite serialises writers and
+        # the NOT EXISTS below is checked inside the same UPDATE.
+        session.exec(
+            select(Endpoint).where(Endpoint.id == submission.endpoint_id).with_for_update()
+        ).first()
+        other = aliased(Run)
+        busy = (
+            select(other.id)
+            .join(Submission, col(Submission.id) == other.submission_id)
+            .where(
+                col(Submission.endpoint_id) == submission.endpoint_id,
+                col(other.state) == RunState.RUNNING,
+                col(other.lease_until) > now,
+                col(other.id) != run.id,
+            )
+            .exists()
+        )
         claimed = session.execute(
             update(Run)
             .where(col(Run.id) == run.id)
@@ -68,10 +93,11 @@ def claim_next_run(session: Session, *, submission_id: int, owner: str) -> Run |
                     (col(Run.state) == RunState.RUNNING) & (col(Run.lease_until) < now),
                 )
             )
+            .where(~busy)
             .values(
                 state=RunState.RUNNING,
                 lease_owner=owner,
-                lease_until=now + LEASE,
+                lease_until=now + lease(),
                 attempts=Run.attempts + 1,
                 started_at=now,
                 progress={},
@@ -134,7 +160,7 @@ class _Keeper:
             renewed = session.execute(
                 update(Run)
                 .where(col(Run.id) == self.run_id, col(Run.lease_owner) == self.owner)
-                .values(lease_until=now + LEASE, progress=progress)
+                .values(lease_until=now + lease(), progress=progress)
                 .execution_options(synchronize_session=False)
             )
             if renewed.rowcount != 1:  # type: ignore[attr-defined]

@@ -1,4 +1,7 @@
-"""An API on a freshly migrated store (SQLite and PostgreSQL), with a token per role."""
+"""An API on a freshly migrated store (SQLite and PostgreSQL), with a token per role.
+
+The dispatcher is `NullDispatcher`: no worker runs here, so submissions stay queued.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from orchestrator.auth.models import Role
 from orchestrator.auth.service import create_token
 from orchestrator.config import get_settings
 from orchestrator.db import make_engine, session_scope
+from orchestrator.dispatch import NullDispatcher
 
 
 @dataclass
@@ -39,7 +43,7 @@ def api(
             operator=create_token(session, organisation="mlc", role=Role.OPERATOR)[1],
             viewer=create_token(session, organisation="public", role=Role.VIEWER)[1],
         )
-    with TestClient(create_app(engine), raise_server_exceptions=False) as client:
+    with TestClient(create_app(engine, NullDispatcher()), raise_server_exceptions=False) as client:
         yield client, tokens
     engine.dispose()
     get_settings.cache_clear()

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import or_, update
-from sqlalchemy.orm import aliased
 from sqlalchemy.engine import Engine
+from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
 
 from orchestrator.audit.service import record

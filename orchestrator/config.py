@@ -50,7 +50,9 @@ class Settings(BaseSettings):
         "server); distributed: redis://host:6379/0",
     )
     run_lease_s: float = Field(
-        30.0, gt=0, description="A measuring worker renews its lease on a run every second; "
+        30.0,
+        gt=0,
+        description="A measuring worker renews its lease on a run every second; "
         "a run whose lease ran out (its worker died) is measured again from scratch",
     )
     recovery_interval_s: float = Field(

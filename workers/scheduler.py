@@ -1,8 +1,8 @@
 """The scheduler process: it only enqueues (APScheduler), never measures.
 
 Today it has one job: every `recovery_interval_s` (15 s), nudge submissions whose work was
-stranded by a worker that died (its lease ran out). Campaigns (availability probes, nightly soaks) will add their
-cron jobs here.
+stranded by a worker that died (its lease ran out). Campaigns (availability probes,
+nightly soaks) will add their cron jobs here.
 """
 
 from __future__ import annotations

@@ -104,7 +104,10 @@ def _run(session: SessionDep, principal: PrincipalDep, run_id: int) -> Run:
     run = session.get(Run, run_id)
     if run is None:
         raise NotFound(f"no run {run_id}")
-    service.get_submission(session, principal=principal, submission_id=run.submission_id)
+    try:
+        service.get_submission(session, principal=principal, submission_id=run.submission_id)
+    except NotFound:  # the same answer as a missing run: say neither that it exists nor whose
+        raise NotFound(f"no run {run_id}") from None
     return run
 
 

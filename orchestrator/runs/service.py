@@ -57,7 +57,23 @@ def claim_next_run(session: Session, *, submission_id: int, owner: str) -> Run |
         .order_by(col(Run.position))
     ).all()
     submission = session.get(Submission, submission_id)
-    if submission is None or submission.cancel_requested:
+    if submission is None or submission.cancel_requested or submission.state not in (
+        SubmissionState.QUEUED,
+        SubmissionState.RUNNING,
+    ):
+        return None
+    # The start window: not before `not_before` (the scheduler nudges again until then);
+    # a sweep that has not started by `not_after` fails instead of starting late.
+    if submission.not_before is not None and now < _aware(submission.not_before):
+        return None
+    if (
+        submission.not_after is not None
+        and now > _aware(submission.not_after)
+        and submission.state is SubmissionState.QUEUED
+    ):
+        _transition(session, submission, SubmissionState.FAILED,
+                    "the start window closed before a worker was free")
+        session.commit()
         return None
     for run in candidates:
         if (

@@ -39,21 +39,25 @@ def create_submission(
     dispatcher: Dispatcher,
     idempotency_key: str | None = None,
 ) -> tuple[Submission, bool]:
-    """Return (submission, created). A repeated idempotency key returns the first one."""
+    """Return (submission, created). A repeated idempotency key returns the first one.
+
+    Keys are per organisation of the submission (the system's), not of the caller: an
+    operator submitting for an organisation retries in that organisation's keys.
+    """
+    if idempotency_key is not None and not 1 <= len(idempotency_key) <= 200:
+        raise Invalid("Idempotency-Key must be 1–200 characters", field="Idempotency-Key")
+    system = get_system(session, principal=principal, system_id=data.system_id)
+    if not principal.can_write(system.organisation_id):
+        raise Forbidden("this token may not submit for that system")
     if idempotency_key is not None:
-        if not 1 <= len(idempotency_key) <= 200:
-            raise Invalid("Idempotency-Key must be 1–200 characters", field="Idempotency-Key")
         existing = session.exec(
             select(Submission).where(
-                Submission.organisation_id == principal.organisation_id,
+                Submission.organisation_id == system.organisation_id,
                 Submission.idempotency_key == idempotency_key,
             )
         ).first()
         if existing is not None:
             return existing, False
-    system = get_system(session, principal=principal, system_id=data.system_id)
-    if not principal.can_write(system.organisation_id):
-        raise Forbidden("this token may not submit for that system")
     endpoint = get_endpoint(session, principal=principal, endpoint_id=data.endpoint_id)
     if endpoint.system_id != system.id:
         raise Invalid(f"endpoint {endpoint.id} serves another system", field="endpoint_id")

@@ -169,3 +169,43 @@ def test_cancel_stops_a_running_submission(daemon: dict[str, Any]) -> None:
     assert [run["state"] for run in done["runs"]] == ["cancelled", "cancelled"]
     r = c.post(f"/v1/submissions/{sub_id}/cancel", headers=h(t))
     assert r.status_code == 409
+
+
+def test_start_window(daemon: dict[str, Any]) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    c, t = daemon["client"], daemon["token"]
+    sid, eid = register(daemon)
+    now = datetime.now(UTC)
+    base = {
+        "system_id": sid,
+        "endpoint_id": eid,
+        "workload": "synthetic-chat",
+        "levels": [1],
+        "requests": 5,
+    }
+    later = c.post(
+        "/v1/submissions",
+        headers=h(t),
+        json={**base, "not_before": (now + timedelta(hours=1)).isoformat()},
+    ).json()
+    missed = c.post(
+        "/v1/submissions",
+        headers=h(t),
+        json={**base, "not_after": (now - timedelta(minutes=1)).isoformat()},
+    ).json()
+    gone = wait_for(daemon, missed["id"], {"failed"})
+    assert gone["runs"][0]["attempts"] == 0, str(gone["runs"])
+    time.sleep(2)  # the worker has seen the nudge for `later` and left it alone
+    body = c.get(f"/v1/submissions/{later['id']}", headers=h(t)).json()
+    assert body["state"] == "queued" and body["runs"][0]["state"] == "planned"
+    r = c.post(
+        "/v1/submissions",
+        headers=h(t),
+        json={
+            **base,
+            "not_before": now.isoformat(),
+            "not_after": (now - timedelta(hours=1)).isoformat(),
+        },
+    )
+    assert r.status_code == 422 and r.json()["error"]["fields"][0]["field"] == "not_after"

@@ -211,3 +211,49 @@ def test_worker_killed_mid_sweep_then_restarted(stack: Stack, sim: Simulator) ->
         row = run["summary"]["row"]
         assert row["issued"] == row["succeeded"] == 60  # a whole level, not a remainder
     assert "attempt-2" in runs[1]["summary"]["result_summary_path"]
+
+
+def test_up_stopped_and_started_again_mid_sweep(tmp_path: Path, sim: Simulator) -> None:
+    env = {
+        **os.environ,
+        "ROLLBENCH_DATA_DIR": str(tmp_path / "data"),
+        "ROLLBENCH_RECOVERY_INTERVAL_S": "1",
+    }
+    env.pop("ROLLBENCH_DATABASE_URL", None)
+    env.pop("ROLLBENCH_BROKER_URL", None)
+    stack = Stack(env, tmp_path)
+
+    def up() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "orchestrator.cli", "up", "--port", str(stack.port)],
+            cwd=ROOT,
+            env=env,
+            stdout=(tmp_path / "up.log").open("ab"),
+            stderr=subprocess.STDOUT,
+        )
+        stack.wait_ready()
+        return proc
+
+    daemon = up()
+    h, sub_id = submit(stack, sim, [1, 2, 4], 60)
+    wait_until(
+        stack,
+        h,
+        sub_id,
+        lambda b: (
+            b["runs"][1]["state"] == "running" and b["runs"][1]["progress"].get("completed", 0) > 0
+        ),
+    )
+    daemon.send_signal(signal.SIGTERM)  # as a service manager stops it
+    assert daemon.wait(60) == 0
+    with pytest.raises(httpx.HTTPError):  # the API is gone with it
+        httpx.get(f"{stack.url}/healthz", timeout=2)
+    daemon = up()
+    try:
+        done = wait_until(stack, h, sub_id, lambda b: b["state"] in ("measured", "failed"))
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(60)
+    assert done["state"] == "measured", done
+    assert [r["attempts"] for r in done["runs"]] == [1, 2, 1]
+    assert all(r["summary"]["row"]["succeeded"] == 60 for r in done["runs"])

@@ -14,13 +14,16 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import JSON, Column, DateTime, event
 from sqlalchemy import Enum as SAEnum
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Engine, make_url
-from sqlmodel import Session, SQLModel, create_engine
+from sqlmodel import Session, SQLModel, create_engine, func, select
+from sqlmodel.sql.expression import SelectOfScalar
+
+T = TypeVar("T")
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -99,3 +102,12 @@ def enum_type(enum_cls: type[enum.Enum], length: int = 32) -> SAEnum:
         validate_strings=True,
         name=enum_cls.__name__.lower(),
     )
+
+
+def paginate(
+    session: Session, query: SelectOfScalar[T], *, order_by: Any, limit: int, offset: int
+) -> tuple[list[T], int]:
+    """One page of `query` and the total number of rows it matches."""
+    total = session.exec(select(func.count()).select_from(query.subquery())).one()
+    rows = session.exec(query.order_by(order_by).offset(offset).limit(limit)).all()
+    return list(rows), int(total)

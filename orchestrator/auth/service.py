@@ -16,14 +16,16 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import Insert, Table, insert
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
+from sqlmodel.sql.expression import SelectOfScalar
 
 from orchestrator.audit.service import record
 from orchestrator.auth.models import ApiToken, Organisation, Role
-from orchestrator.db import utcnow
+from orchestrator.db import T, utcnow
 
 __all__ = [
     "TOKEN_PREFIX",
@@ -93,6 +95,12 @@ class Principal:
     def reads_everything(self) -> bool:
         """True when `can_read` holds for every organisation (no per-organisation filter)."""
         return self.role is not Role.SUBMITTER
+
+    def scope(self, query: SelectOfScalar[T], organisation_id: Any) -> SelectOfScalar[T]:
+        """`query` narrowed to what this principal may read (`organisation_id`: the column)."""
+        if self.reads_everything:
+            return query
+        return query.where(organisation_id == self.organisation_id)
 
     def can_read(self, organisation_id: int) -> bool:
         """Operators and viewers read every organisation's objects; submitters their own."""

@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, select
 
 from orchestrator import secrets
 from orchestrator.audit.service import record
 from orchestrator.auth.service import Principal
 from orchestrator.config import get_settings
+from orchestrator.db import paginate
 from orchestrator.endpoints.models import Endpoint
 from orchestrator.endpoints.schemas import EndpointCreate, EndpointPublic, EndpointUpdate
 from orchestrator.endpoints.urls import check_url
@@ -120,16 +121,12 @@ def list_endpoints(
     system_id: int | None = None,
     state: str | None = None,
 ) -> tuple[list[Endpoint], int]:
-    query = select(Endpoint)
-    if not principal.reads_everything:
-        query = query.where(Endpoint.organisation_id == principal.organisation_id)
+    query = principal.scope(select(Endpoint), Endpoint.organisation_id)
     if system_id is not None:
         query = query.where(Endpoint.system_id == system_id)
     if state is not None:
         query = query.where(Endpoint.state == state)
-    total = session.exec(select(func.count()).select_from(query.subquery())).one()
-    rows = session.exec(query.order_by(col(Endpoint.id)).offset(offset).limit(limit)).all()
-    return list(rows), int(total)
+    return paginate(session, query, order_by=col(Endpoint.id), limit=limit, offset=offset)
 
 
 def update_endpoint(

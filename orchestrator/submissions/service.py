@@ -8,11 +8,11 @@ it, so a lost or duplicated dispatch neither loses nor doubles work.
 from __future__ import annotations
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, select
 
 from orchestrator.audit.service import record
 from orchestrator.auth.service import Principal
-from orchestrator.db import utcnow
+from orchestrator.db import paginate, utcnow
 from orchestrator.dispatch import Dispatcher
 from orchestrator.endpoints.models import EndpointState
 from orchestrator.endpoints.service import get_endpoint
@@ -147,18 +147,14 @@ def list_submissions(
     endpoint_id: int | None = None,
     state: str | None = None,
 ) -> tuple[list[Submission], int]:
-    query = select(Submission)
-    if not principal.reads_everything:
-        query = query.where(Submission.organisation_id == principal.organisation_id)
+    query = principal.scope(select(Submission), Submission.organisation_id)
     if system_id is not None:
         query = query.where(Submission.system_id == system_id)
     if endpoint_id is not None:
         query = query.where(Submission.endpoint_id == endpoint_id)
     if state is not None:
         query = query.where(Submission.state == state)
-    total = session.exec(select(func.count()).select_from(query.subquery())).one()
-    rows = session.exec(query.order_by(col(Submission.id).desc()).offset(offset).limit(limit))
-    return list(rows.all()), int(total)
+    return paginate(session, query, order_by=col(Submission.id).desc(), limit=limit, offset=offset)
 
 
 def runs_of(session: Session, submission_id: int) -> list[Run]:

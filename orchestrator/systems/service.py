@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, select
 
 from orchestrator.audit.service import record
 from orchestrator.auth.models import Organisation
 from orchestrator.auth.service import Principal
+from orchestrator.db import paginate
 from orchestrator.errors import Conflict, Forbidden, NotFound
 from orchestrator.systems.models import System
 from orchestrator.systems.schemas import SystemCreate
@@ -64,11 +65,7 @@ def list_systems(
     offset: int,
     organisation_id: int | None = None,
 ) -> tuple[list[System], int]:
-    query = select(System)
-    if not principal.reads_everything:
-        query = query.where(System.organisation_id == principal.organisation_id)
+    query = principal.scope(select(System), System.organisation_id)
     if organisation_id is not None:
         query = query.where(System.organisation_id == organisation_id)
-    total = session.exec(select(func.count()).select_from(query.subquery())).one()
-    rows = session.exec(query.order_by(col(System.id)).offset(offset).limit(limit)).all()
-    return list(rows), int(total)
+    return paginate(session, query, order_by=col(System.id), limit=limit, offset=offset)

@@ -57,10 +57,8 @@ def claim_next_run(session: Session, *, submission_id: int, owner: str) -> Run |
         .order_by(col(Run.position))
     ).all()
     submission = session.get(Submission, submission_id)
-    if submission is None or submission.cancel_requested or submission.state not in (
-        SubmissionState.QUEUED,
-        SubmissionState.RUNNING,
-    ):
+    measurable = (SubmissionState.QUEUED, SubmissionState.RUNNING)
+    if submission is None or submission.cancel_requested or submission.state not in measurable:
         return None
     # The start window: not before `not_before` (the scheduler nudges again until then);
     # a sweep that has not started by `not_after` fails instead of starting late.
@@ -71,8 +69,12 @@ def claim_next_run(session: Session, *, submission_id: int, owner: str) -> Run |
         and now > _aware(submission.not_after)
         and submission.state is SubmissionState.QUEUED
     ):
-        _transition(session, submission, SubmissionState.FAILED,
-                    "the start window closed before a worker was free")
+        _transition(
+            session,
+            submission,
+            SubmissionState.FAILED,
+            "the start window closed before a worker was free",
+        )
         session.commit()
         return None
     for run in candidates:

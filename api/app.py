@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.engine import Engine
 
 from api import errors
-from api.routers import endpoints, health, submissions, systems
+from api.routers import endpoints, health, points, submissions, systems
 from orchestrator import __version__
 from orchestrator.db import get_engine
 from orchestrator.dispatch import Dispatcher
@@ -50,4 +50,5 @@ def create_app(engine: Engine | None = None, dispatcher: Dispatcher | None = Non
     app.include_router(systems.router)
     app.include_router(endpoints.router)
     app.include_router(submissions.router)
+    app.include_router(points.router)
     return app

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import Depends, Header, HTTPException, Query, Request
+from fastapi import Depends, Header, HTTPException, Path, Query, Request
 from sqlmodel import Session
 
 from orchestrator.auth.service import Principal, authenticate
+from orchestrator.db import MAX_ID
 
 
 def get_session(request: Request) -> Iterator[Session]:
@@ -49,3 +50,6 @@ class Page:
 
 
 PageDep = Annotated[Page, Depends()]
+
+# An object's id in a path: a number the store's id columns can hold, else 422, never a 500.
+IdPath = Annotated[int, Path(ge=1, le=MAX_ID)]

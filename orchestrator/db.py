@@ -9,6 +9,7 @@ API, a worker and the scheduler can share one embedded database file.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -16,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import JSON, Column, DateTime, event
+from sqlalchemy import JSON, Column, DateTime, Dialect, TypeDecorator, event
 from sqlalchemy import Enum as SAEnum
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Engine, make_url
@@ -36,6 +37,37 @@ SQLModel.metadata.naming_convention = NAMING_CONVENTION
 
 # JSON documents: JSONB on PostgreSQL (indexable, compact), JSON text elsewhere.
 JSONDoc = JSON().with_variant(JSONB(), "postgresql")
+
+# Ids are INTEGER columns, 32-bit on PostgreSQL: a larger number names no row, and binding one
+# is an error in the store (on SQLite past 2**63), so every id an API accepts is bounded by it.
+MAX_ID = 2**31 - 1
+
+
+def storable(value: Any) -> Any:
+    """`value` unchanged if both stores can hold it, else ValueError saying why.
+
+    For input validators: PostgreSQL refuses NUL characters in text and JSONB, JSON has no
+    NaN or infinities, and no store encodes a lone surrogate — all of which Python's JSON
+    parser lets through. Walks nested lists and dicts without recursion.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                raise ValueError("must not contain NUL characters")
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError("must be valid Unicode (no lone surrogates)") from None
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ValueError("must be a finite number")
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return value
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -87,9 +119,31 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware timestamp, written and read back in UTC on every store.
+
+    SQLite keeps no zone: plain DateTime would store an aware time's wall clock as it is (an
+    input at +02:00 would move by two hours) and read naive values back, which the API would
+    then print without an offset. A naive input is taken to be UTC.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
 def timestamp_column(nullable: bool = False, **kwargs: Any) -> Column[datetime]:
     """A timezone-aware timestamp column (UTC)."""
-    return Column(DateTime(timezone=True), nullable=nullable, **kwargs)
+    return Column(UTCDateTime(), nullable=nullable, **kwargs)
 
 
 def enum_type(enum_cls: type[enum.Enum], length: int = 32) -> SAEnum:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from api.deps import PageDep, PrincipalDep, SessionDep
+from api.deps import IdPath, PageDep, PrincipalDep, SessionDep
+from orchestrator.db import MAX_ID
 from orchestrator.endpoints import service
 from orchestrator.endpoints.models import EndpointState
 from orchestrator.endpoints.schemas import EndpointCreate, EndpointPublic, EndpointUpdate
@@ -32,7 +33,7 @@ def list_endpoints(
     session: SessionDep,
     principal: PrincipalDep,
     page: PageDep,
-    system_id: int | None = Query(None, ge=1),
+    system_id: int | None = Query(None, ge=1, le=MAX_ID),
     state: EndpointState | None = None,
 ) -> EndpointList:
     rows, total = service.list_endpoints(
@@ -52,7 +53,9 @@ def list_endpoints(
 
 
 @router.get("/{endpoint_id}", response_model=EndpointPublic)
-def get_endpoint(endpoint_id: int, session: SessionDep, principal: PrincipalDep) -> EndpointPublic:
+def get_endpoint(
+    endpoint_id: IdPath, session: SessionDep, principal: PrincipalDep
+) -> EndpointPublic:
     return service.to_public(
         service.get_endpoint(session, principal=principal, endpoint_id=endpoint_id)
     )
@@ -60,7 +63,7 @@ def get_endpoint(endpoint_id: int, session: SessionDep, principal: PrincipalDep)
 
 @router.patch("/{endpoint_id}", response_model=EndpointPublic)
 def update_endpoint(
-    endpoint_id: int, body: EndpointUpdate, session: SessionDep, principal: PrincipalDep
+    endpoint_id: IdPath, body: EndpointUpdate, session: SessionDep, principal: PrincipalDep
 ) -> EndpointPublic:
     return service.to_public(
         service.update_endpoint(session, principal=principal, endpoint_id=endpoint_id, data=body)

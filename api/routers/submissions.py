@@ -10,7 +10,8 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import FileResponse, JSONResponse
 from pydantic import BaseModel
 
-from api.deps import PageDep, PrincipalDep, SessionDep
+from api.deps import IdPath, PageDep, PrincipalDep, SessionDep
+from orchestrator.db import MAX_ID
 from orchestrator.errors import NotFound
 from orchestrator.runs.models import Run
 from orchestrator.submissions import service
@@ -34,7 +35,9 @@ def create_submission(
     response: Response,
     session: SessionDep,
     principal: PrincipalDep,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    idempotency_key: Annotated[
+        str | None, Header(alias="Idempotency-Key", min_length=1, max_length=200)
+    ] = None,
 ) -> SubmissionPublic:
     submission, created = service.create_submission(
         session,
@@ -53,8 +56,8 @@ def list_submissions(
     session: SessionDep,
     principal: PrincipalDep,
     page: PageDep,
-    system_id: int | None = Query(None, ge=1),
-    endpoint_id: int | None = Query(None, ge=1),
+    system_id: int | None = Query(None, ge=1, le=MAX_ID),
+    endpoint_id: int | None = Query(None, ge=1, le=MAX_ID),
     state: SubmissionState | None = None,
 ) -> SubmissionList:
     rows, total = service.list_submissions(
@@ -76,7 +79,7 @@ def list_submissions(
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionPublic)
 def get_submission(
-    submission_id: int, session: SessionDep, principal: PrincipalDep
+    submission_id: IdPath, session: SessionDep, principal: PrincipalDep
 ) -> SubmissionPublic:
     sub = service.get_submission(session, principal=principal, submission_id=submission_id)
     return service.to_public(session, sub)
@@ -84,7 +87,7 @@ def get_submission(
 
 @router.post("/submissions/{submission_id}/cancel", response_model=SubmissionPublic)
 def cancel_submission(
-    submission_id: int, session: SessionDep, principal: PrincipalDep
+    submission_id: IdPath, session: SessionDep, principal: PrincipalDep
 ) -> SubmissionPublic:
     sub = service.cancel_submission(session, principal=principal, submission_id=submission_id)
     return service.to_public(session, sub)
@@ -92,7 +95,7 @@ def cancel_submission(
 
 @router.post("/submissions/{submission_id}/withdraw", response_model=SubmissionPublic)
 def withdraw_submission(
-    submission_id: int, session: SessionDep, principal: PrincipalDep
+    submission_id: IdPath, session: SessionDep, principal: PrincipalDep
 ) -> SubmissionPublic:
     sub = service.cancel_submission(
         session, principal=principal, submission_id=submission_id, withdraw=True
@@ -112,12 +115,14 @@ def _run(session: SessionDep, principal: PrincipalDep, run_id: int) -> Run:
 
 
 @router.get("/runs/{run_id}", response_model=RunPublic)
-def get_run(run_id: int, session: SessionDep, principal: PrincipalDep) -> RunPublic:
+def get_run(run_id: IdPath, session: SessionDep, principal: PrincipalDep) -> RunPublic:
     return RunPublic.model_validate(_run(session, principal, run_id))
 
 
 @router.get("/runs/{run_id}/result_summary.json")
-def get_result_summary(run_id: int, session: SessionDep, principal: PrincipalDep) -> JSONResponse:
+def get_result_summary(
+    run_id: IdPath, session: SessionDep, principal: PrincipalDep
+) -> JSONResponse:
     run = _run(session, principal, run_id)
     path = (run.summary or {}).get("result_summary_path")
     if not path or not Path(path).is_file():
@@ -126,7 +131,7 @@ def get_result_summary(run_id: int, session: SessionDep, principal: PrincipalDep
 
 
 @router.get("/runs/{run_id}/records.npz")
-def get_records(run_id: int, session: SessionDep, principal: PrincipalDep) -> FileResponse:
+def get_records(run_id: IdPath, session: SessionDep, principal: PrincipalDep) -> FileResponse:
     run = _run(session, principal, run_id)
     if not run.artifact_path or not Path(run.artifact_path).is_file():
         raise NotFound(f"run {run_id} has no records yet")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from api.deps import PageDep, PrincipalDep, SessionDep
+from api.deps import IdPath, PageDep, PrincipalDep, SessionDep
 from orchestrator.systems import service
 from orchestrator.systems.schemas import SystemCreate, SystemPublic
 
@@ -39,7 +39,7 @@ def list_systems(session: SessionDep, principal: PrincipalDep, page: PageDep) ->
 
 
 @router.get("/{system_id}", response_model=SystemPublic)
-def get_system(system_id: int, session: SessionDep, principal: PrincipalDep) -> SystemPublic:
+def get_system(system_id: IdPath, session: SessionDep, principal: PrincipalDep) -> SystemPublic:
     return SystemPublic.model_validate(
         service.get_system(session, principal=principal, system_id=system_id)
     )

@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from orchestrator.db import MAX_ID, storable
 from orchestrator.endpoints.models import ApiFlavour, EndpointState
 
 
 class EndpointBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    system_id: int = Field(ge=1)
+    system_id: int = Field(ge=1, le=MAX_ID)
     base_url: str = Field(min_length=8, max_length=2000, description="e.g. https://host/v1")
     api: ApiFlavour = ApiFlavour.OPENAI_CHAT
     served_model: str = Field(min_length=1, max_length=200)
     verify_tls: bool = True
     region: str = Field("", max_length=50)
+
+    @field_validator("*")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        return storable(value)
 
 
 class EndpointCreate(EndpointBase):
@@ -35,6 +42,11 @@ class EndpointUpdate(BaseModel):
     api_key: SecretStr | None = Field(None, max_length=4096)
     verify_tls: bool | None = None
     region: str | None = Field(None, max_length=50)
+
+    @field_validator("*")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        return storable(value)
 
 
 class EndpointPublic(EndpointBase):

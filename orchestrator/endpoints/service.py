@@ -6,6 +6,7 @@ and are only unsealed to build the requests of a run; no read path returns them.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -23,6 +24,10 @@ from orchestrator.errors import Forbidden, Invalid, NotFound
 from orchestrator.systems.service import get_system
 
 PROBE_TIMEOUT_S = 5.0
+# RFC 9110 field names (tokens) and values that every client sends as they are: visible ASCII,
+# spaces and tabs; no CR/LF (a second header smuggled in), no bytes httpx cannot encode.
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 
 
 def create_endpoint(session: Session, *, principal: Principal, data: EndpointCreate) -> Endpoint:
@@ -30,9 +35,13 @@ def create_endpoint(session: Session, *, principal: Principal, data: EndpointCre
     if not principal.can_write(system.organisation_id):
         raise Forbidden("this token may not register endpoints for that system")
     url = check_url(data.base_url, allow_private=get_settings().allow_private_endpoints)
-    for name in data.headers:
-        if not name or any(c in name for c in ":\r\n ") or name.lower() == "host":
-            raise Invalid(f"header name {name!r} is not allowed", field="headers")
+    for name, value in data.headers.items():
+        if not _HEADER_NAME.fullmatch(name) or name.lower() == "host":
+            raise Invalid(f"header name {name[:120]!r} is not allowed", field="headers")
+        if not _HEADER_VALUE.fullmatch(value):
+            raise Invalid(
+                f"header {name!r}: the value must be printable ASCII on one line", field="headers"
+            )
     api_key = data.api_key.get_secret_value() if data.api_key else None
     if data.check:
         probe(
@@ -85,7 +94,7 @@ def probe(
             verify=verify_tls,
             follow_redirects=False,
         )
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise Invalid(
             f"the endpoint did not answer GET {url}/models: {exc}", field="base_url"
         ) from None

@@ -26,6 +26,8 @@ LINK_LOCAL = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80
 
 def check_url(url: str, *, allow_private: bool, field: str = "base_url") -> str:
     """Return the normalised URL or raise `Invalid` naming `field` and the reason."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise Invalid("must not contain spaces or control characters", field=field)
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -65,6 +67,8 @@ def _addresses(
         infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
     except socket.gaierror as exc:
         raise Invalid(f"host {host!r} does not resolve: {exc.strerror}", field=field) from None
+    except UnicodeError:  # the IDNA encoding of the name failed (a label empty or too long)
+        raise Invalid(f"host {host[:120]!r} is not a valid host name", field=field) from None
     out = []
     for info in infos:
         addr = str(info[4][0]).split("%", 1)[0]

@@ -3,28 +3,31 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from orchestrator.db import MAX_ID, storable
 from orchestrator.runs.models import RunKind, RunState
 from orchestrator.submissions.models import SubmissionState
 
 MAX_LEVELS = 32  # MLPerf Endpoints caps a curve at 32 points
+# A concurrency, or a request rate (poisson); bounded in the schema so the OpenAPI says so.
+Level = Annotated[float, Field(gt=0, le=1_000_000)]
 
 
 class SubmissionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    system_id: int = Field(ge=1)
-    endpoint_id: int = Field(ge=1)
+    system_id: int = Field(ge=1, le=MAX_ID)
+    endpoint_id: int = Field(ge=1, le=MAX_ID)
     workload: str = Field(min_length=1, max_length=100)
-    workload_version: int | None = Field(None, ge=1)
+    workload_version: int | None = Field(None, ge=1, le=MAX_ID)
     server_config: dict[str, Any] = Field(
         default_factory=dict, description="snapshot of the serving configuration"
     )
     pattern: Literal["concurrency", "poisson", "offline"] = "concurrency"
-    levels: list[float] = Field(min_length=1, max_length=MAX_LEVELS)
+    levels: list[Level] = Field(min_length=1, max_length=MAX_LEVELS, description="distinct")
     requests: int | None = Field(
         None, ge=1, le=10_000_000, description="per level; default: workload's"
     )
@@ -34,11 +37,14 @@ class SubmissionCreate(BaseModel):
     not_before: datetime | None = None
     not_after: datetime | None = None
 
+    @field_validator("*")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        return storable(value)
+
     @field_validator("levels")
     @classmethod
     def _levels(cls, v: list[float]) -> list[float]:
-        if any(level <= 0 or level > 1_000_000 for level in v):
-            raise ValueError("every level must be > 0 and <= 1000000")
         if len(set(v)) != len(v):
             raise ValueError("levels must be distinct")
         return v

@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from orchestrator.db import storable
 
 
 class SystemBase(BaseModel):
@@ -23,6 +25,11 @@ class SystemBase(BaseModel):
         default_factory=dict, description="tensor/pipeline/data/expert parallel, ..."
     )
     description: str = Field("", max_length=4000)
+
+    @field_validator("*")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        return storable(value)
 
 
 class SystemCreate(SystemBase):

@@ -12,8 +12,9 @@ and the status must be exactly the one the rules give (DESIGN §11):
   403, so that its existence does not leak; a system created *for* another organisation is
   refused with 403 (the name in the body is the caller's, not a lookup).
 
-Every 4xx carries the error shape; a list shows an object exactly when its reader may read it;
-a refused write leaves no trace. The table is checked against the app's routes, so a new route
+Every 4xx carries the error shape; a foreign 404 reads exactly like a missing object's (the
+same message, ids aside); a list shows an object exactly when its reader may read it; a
+refused write leaves no trace. The table is checked against the app's routes, so a new route
 without a row fails here until someone decides who may call it.
 """
 
@@ -39,8 +40,9 @@ from api.app import create_app
 from orchestrator.auth.models import Role
 from orchestrator.auth.service import create_token, revoke_token
 from orchestrator.dispatch import NullDispatcher
-from orchestrator.runs.models import Run, RunState
+from orchestrator.runs.models import Point, Run, RunState
 from orchestrator.simulator import Simulator, SimulatorConfig, start_in_thread
+from orchestrator.submissions.models import Submission
 from orchestrator.workloads.service import sync_workloads
 
 OWNERS = ("acme", "globex")
@@ -83,6 +85,7 @@ class Objects:
     endpoint_id: int
     submission_id: int
     run_id: int
+    point_id: int = 0
 
 
 @dataclass
@@ -193,6 +196,8 @@ ROUTES: dict[tuple[str, str], Row] = {
     ("GET", "/v1/runs/{run_id}"): Row(Kind.READ, 200),
     ("GET", "/v1/runs/{run_id}/result_summary.json"): Row(Kind.READ, 200),
     ("GET", "/v1/runs/{run_id}/records.npz"): Row(Kind.READ, 200),
+    ("GET", "/v1/points"): Row(Kind.LIST, 200, listed="point_id"),
+    ("GET", "/v1/points/{point_id}"): Row(Kind.READ, 200),
 }
 
 ERROR_CODES = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed"}
@@ -296,7 +301,20 @@ def build_objects(world: World, owner_caller: str, tmp_path: Path) -> Objects:
         run.artifact_path = str(records)
         run.artifact_sha256 = hashlib.sha256(records.read_bytes()).hexdigest()
         session.add(run)
+        sub = session.get(Submission, objects.submission_id)
+        assert sub is not None
+        point = Point(
+            submission_id=objects.submission_id,
+            run_id=objects.run_id,
+            system_id=sub.system_id,
+            workload_id=sub.workload_id,
+            concurrency=1,
+            metrics={"qps": 1.0},
+        )
+        session.add(point)
         session.commit()
+        assert point.id is not None
+        objects.point_id = point.id
     return objects
 
 
@@ -323,7 +341,7 @@ def world(api: Any, sim: Simulator, tmp_path: Path) -> World:
     )
     build_objects(world, "alice", tmp_path)
     build_objects(world, "bob", tmp_path)
-    world.objects[GHOST] = Objects(MISSING_ID, MISSING_ID, MISSING_ID, MISSING_ID)
+    world.objects[GHOST] = Objects(MISSING_ID, MISSING_ID, MISSING_ID, MISSING_ID, MISSING_ID)
     return world
 
 

@@ -71,6 +71,16 @@ class Settings(BaseSettings):
         "of a distributed install. Unset: DATA_DIR/secret-keys.json, made on first use "
         "(mode 0600) and rotated by `rollbench keys rotate`",
     )
+    programme_file: Path | None = Field(
+        None,
+        description="Programme rules (durations, thresholds, update window, webhooks). "
+        "Unset: configs/programme.yaml (MLPerf Endpoints values)",
+    )
+    webhook_secret: SecretStr | None = Field(
+        None,
+        description="Signs outgoing webhooks (HMAC-SHA256 of the body, header "
+        "`X-Rollbench-Signature: sha256=<hex>`). Unset: webhooks are sent unsigned",
+    )
     loadgen: LoadgenSettings = Field(default_factory=LoadgenSettings)
 
     def resolved_database_url(self) -> str:

@@ -37,4 +37,9 @@ class Endpoint(SQLModel, table=True):
     verify_tls: bool = True
     region: str = Field(default="", max_length=50)
     state: EndpointState = Field(default=EndpointState.ACTIVE, sa_type=enum_type(EndpointState, 16))
+    # Token pricing of a serviced endpoint (per million tokens); a system's hourly price
+    # is the other way to price a point.
+    input_price_per_mtok: float | None = Field(default=None, ge=0)
+    output_price_per_mtok: float | None = Field(default=None, ge=0)
+    currency: str = Field(default="USD", max_length=3)
     created_at: datetime = Field(default_factory=utcnow, sa_column=timestamp_column())

@@ -74,3 +74,8 @@ class Point(SQLModel, table=True):
     state: PointState = Field(default=PointState.CANDIDATE, sa_type=enum_type(PointState, 16))
     metrics: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONDoc, nullable=False))
     created_at: datetime = Field(default_factory=utcnow, sa_column=timestamp_column())
+    reviewed_by: str | None = Field(default=None, max_length=100)
+    reviewed_at: datetime | None = Field(default=None, sa_column=timestamp_column(True))
+    review_comment: str = Field(default="", max_length=4000)
+    # the newer accepted point at the same concurrency that replaced this one
+    superseded_by: int | None = Field(default=None)

@@ -12,6 +12,7 @@ measuring, so it works on every broker.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import shutil
 import time
@@ -33,6 +34,7 @@ from orchestrator.endpoints.service import unsealed
 from orchestrator.loadgen.pool import HarnessError
 from orchestrator.loadgen.spec import DatasetSpec, EndpointSpec, SweepSpec, SyntheticSpec
 from orchestrator.loadgen.sweep import LevelResult, run_sweep
+from orchestrator.runs.metrics import point_metrics
 from orchestrator.runs.models import Point, Run, RunKind, RunState
 from orchestrator.submissions.models import Submission, SubmissionState
 from orchestrator.workloads.models import Workload
@@ -273,6 +275,11 @@ def measure(engine: Engine, *, run_id: int, owner: str) -> RunState:
         assert sub is not None and sub.id is not None and run.id is not None
         if run.kind is RunKind.PERFORMANCE and sub.pattern == "concurrency":
             row = level_result.row()
+            summary_doc = json.loads(
+                (level_result.folder / "performance" / "result_summary.json").read_text()
+            )
+            metrics = point_metrics(summary_doc, level)
+            metrics.update(valid=row["valid"], invalid_reasons=row["invalid_reasons"])
             session.add(
                 Point(
                     submission_id=sub.id,
@@ -280,7 +287,7 @@ def measure(engine: Engine, *, run_id: int, owner: str) -> RunState:
                     system_id=sub.system_id,
                     workload_id=sub.workload_id,
                     concurrency=int(level),
-                    metrics={k: row[k] for k in _POINT_METRICS},
+                    metrics=metrics,
                 )
             )
         record(
@@ -294,28 +301,6 @@ def measure(engine: Engine, *, run_id: int, owner: str) -> RunState:
             data={"level": level, "attempt": attempt},
         )
     return RunState.FINISHED
-
-
-_POINT_METRICS = (
-    "qps",
-    "success_qps",
-    "tps",
-    "ttft_p50_ms",
-    "ttft_p99_ms",
-    "tpot_p50_ms",
-    "tpot_p90_ms",
-    "tpot_p99_ms",
-    "latency_p99_ms",
-    "tps_per_user_v1",
-    "tps_per_user_v07",
-    "error_rate",
-    "issued",
-    "succeeded",
-    "failed",
-    "duration_s",
-    "valid",
-    "invalid_reasons",
-)
 
 
 def _failed(engine: Engine, run_id: int, owner: str, error: str) -> RunState:

@@ -25,6 +25,19 @@ class SubmissionState(enum.StrEnum):
     FAILED = "failed"  # infrastructure failure, retryable
 
 
+class SubmissionSource(enum.StrEnum):
+    MEASURED = "measured"  # measured here, by the daemon
+    IMPORTED = "imported"  # run folders of the MLCommons reference client, or v0.7 metadata
+
+
+class Publication(enum.StrEnum):
+    """MLPerf publication status of a submission's results."""
+
+    AVAILABLE = "available"
+    PREVIEW = "preview"
+    RDI = "rdi"
+
+
 class Submission(SQLModel, table=True):
     __tablename__ = "submission"
     __table_args__ = (UniqueConstraint("organisation_id", "idempotency_key"),)
@@ -32,7 +45,8 @@ class Submission(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     organisation_id: int = Field(foreign_key="organisation.id", index=True)
     system_id: int = Field(foreign_key="system.id", index=True)
-    endpoint_id: int = Field(foreign_key="endpoint.id", index=True)
+    # None only for imported submissions, which were measured elsewhere.
+    endpoint_id: int | None = Field(default=None, foreign_key="endpoint.id", index=True)
     workload_id: int = Field(foreign_key="workload.id", index=True)
     state: SubmissionState = Field(
         default=SubmissionState.QUEUED,
@@ -52,6 +66,18 @@ class Submission(SQLModel, table=True):
     not_after: datetime | None = Field(default=None, sa_column=timestamp_column(True))
     idempotency_key: str | None = Field(default=None, max_length=200)
     cancel_requested: bool = False
+    source: SubmissionSource = Field(
+        default=SubmissionSource.MEASURED, sa_type=enum_type(SubmissionSource, 16)
+    )
+    publication: Publication = Field(
+        default=Publication.AVAILABLE, sa_type=enum_type(Publication, 16)
+    )
+    # The automated checker's findings (DESIGN §8), stored when it last ran.
+    findings: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=Column(JSONDoc, nullable=False)
+    )
+    checked_at: datetime | None = Field(default=None, sa_column=timestamp_column(True))
+    decided_at: datetime | None = Field(default=None, sa_column=timestamp_column(True))
     created_by: str = Field(default="", max_length=100)
     created_at: datetime = Field(default_factory=utcnow, sa_column=timestamp_column())
     updated_at: datetime = Field(default_factory=utcnow, sa_column=timestamp_column())

@@ -74,7 +74,7 @@ class SubmissionPublic(BaseModel):
     id: int
     organisation_id: int
     system_id: int
-    endpoint_id: int
+    endpoint_id: int | None
     workload_id: int
     state: SubmissionState
     pattern: str

@@ -31,4 +31,11 @@ class System(SQLModel, table=True):
         description="tensor/pipeline/data/expert parallel, disaggregation, ...",
     )
     description: str = Field(default="", max_length=4000)
+    max_concurrency: int | None = Field(
+        default=None, ge=1, description="declared C_max of its curves (MLPerf region coverage)"
+    )
+    price_per_hour: float | None = Field(
+        default=None, ge=0, description="what the system costs to run, per hour"
+    )
+    currency: str = Field(default="USD", max_length=3)
     created_at: datetime = Field(default_factory=utcnow, sa_column=timestamp_column())

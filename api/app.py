@@ -12,7 +12,17 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.engine import Engine
 
 from api import errors
-from api.routers import endpoints, health, points, submissions, systems
+from api.routers import (
+    endpoints,
+    frontier,
+    health,
+    interop,
+    points,
+    review,
+    slo,
+    submissions,
+    systems,
+)
 from orchestrator import __version__
 from orchestrator.db import get_engine
 from orchestrator.dispatch import Dispatcher
@@ -51,4 +61,8 @@ def create_app(engine: Engine | None = None, dispatcher: Dispatcher | None = Non
     app.include_router(endpoints.router)
     app.include_router(submissions.router)
     app.include_router(points.router)
+    app.include_router(review.router)
+    app.include_router(frontier.router)
+    app.include_router(slo.router)
+    app.include_router(interop.router)
     return app

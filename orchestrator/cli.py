@@ -38,6 +38,18 @@ from orchestrator.auth.cli import keys_app, token_app  # noqa: E402
 app.add_typer(token_app, name="token", help="API tokens: create (shown once), list, revoke")
 app.add_typer(keys_app, name="keys", help="Keys that seal endpoint credentials: rotate, status")
 
+from orchestrator.frontier.cli import frontier_app  # noqa: E402
+from orchestrator.interop.cli import export_app, import_app  # noqa: E402
+from orchestrator.review.cli import review_app  # noqa: E402
+from orchestrator.slo.cli import rank, slo_app  # noqa: E402
+
+app.add_typer(review_app, name="review", help="The review queue: list, show, accept, reject")
+app.add_typer(frontier_app, name="frontier", help="Frontiers: show a curve and its versions")
+app.add_typer(slo_app, name="slo", help="SLO profiles: list, show, admissibility of points")
+app.command("rank", help="Rank systems on a workload by admissible throughput at an SLO")(rank)
+app.add_typer(import_app, name="import", help="Import results measured elsewhere (MLPerf)")
+app.add_typer(export_app, name="export", help="Export points and frontiers in MLPerf formats")
+
 EXIT_USAGE = 2
 EXIT_ENDPOINT = 1
 EXIT_HARNESS = 3

@@ -1,0 +1,7 @@
+"""review routes (see orchestrator/review)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(prefix="/v1", tags=["review"])

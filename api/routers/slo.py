@@ -1,0 +1,7 @@
+"""slo routes (see orchestrator/slo)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(prefix="/v1", tags=["slo"])

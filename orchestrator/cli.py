@@ -466,6 +466,15 @@ def up(
         raise KeyboardInterrupt  # SIGTERM stops the daemon as cleanly as Ctrl-C
 
     signal.signal(signal.SIGTERM, _terminate)
+    if demo and "ROLLBENCH_PROGRAMME_FILE" not in os.environ:
+        # The demo's levels last seconds: review them under the demo programme's durations
+        # (the API, worker and scheduler inherit this environment).
+        from orchestrator.programme import PROJECT_ROOT
+
+        os.environ["ROLLBENCH_PROGRAMME_FILE"] = str(
+            PROJECT_ROOT / "configs" / "programme-demo.yaml"
+        )
+        get_settings.cache_clear()
     settings = get_settings()
     migrate()
     daemon = Daemon(host=host, port=port, log_dir=settings.data_dir / "logs")

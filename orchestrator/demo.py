@@ -1,7 +1,13 @@
-"""`rollbench up --demo`: a simulated endpoint, a demo organisation, and a first sweep.
+"""`rollbench up --demo`: two simulated systems, a demo organisation, and a sweep of each.
+
+The two systems are built to trade latency against throughput, as real deployments do:
+`sim-small` runs small batches with fast steps (quick tokens, a low ceiling), `sim-large`
+runs big batches with slower steps (more requests per second, slower tokens). Which one
+"wins" therefore depends on the SLO it is ranked under — the point of admissible throughput.
 
 Everything after the token is done over the REST API, exactly as the README shows a user
-doing it with curl.
+doing it with curl. Run again, each simulator comes back on the port it was registered
+with, and unfinished sweeps continue.
 """
 
 from __future__ import annotations
@@ -18,32 +24,51 @@ from orchestrator.auth.service import create_token
 from orchestrator.db import get_engine, session_scope
 from orchestrator.endpoints.models import Endpoint
 from orchestrator.simulator import SimulatorConfig, start_in_process
+from orchestrator.systems.models import System
 
 DEMO_ORG = "demo"
+DEMO_LEVELS = [1, 2, 4, 8, 16, 32, 64]
+DEMO_LEVEL_S = 3.0
+
+SYSTEMS: dict[str, tuple[SimulatorConfig, dict[str, Any]]] = {
+    "sim-small": (
+        SimulatorConfig(
+            mode="batching", max_batch=8, decode_step_ms=4.0, decode_step_ms_per_seq=0.5, seed=1
+        ),
+        {"accelerator_model": "simulated-s", "accelerator_count": 1, "price_per_hour": 2.0},
+    ),
+    "sim-large": (
+        SimulatorConfig(
+            mode="batching", max_batch=64, decode_step_ms=20.0, decode_step_ms_per_seq=0.3, seed=2
+        ),
+        {"accelerator_model": "simulated-l", "accelerator_count": 4, "price_per_hour": 6.0},
+    ),
+}
 
 
-def run_demo(api_url: str) -> contextlib.AbstractContextManager[str]:
-    """Start the simulator, register it, submit a 3-level sweep; return the simulator's
-    context manager (the caller stops it). Run again, it brings the simulator back on the
-    port it was registered with, and the unfinished sweep continues."""
-    config = SimulatorConfig(mode="batching", output_tokens=64, seed=1)
+def run_demo(api_url: str) -> contextlib.ExitStack:
+    """Start the simulators, register them, submit a sweep of each; return a context
+    manager that stops the simulators (the caller exits it)."""
     with session_scope(get_engine()) as session:
-        previous = session.exec(
-            select(Endpoint)
-            .join(Organisation, col(Organisation.id) == Endpoint.organisation_id)
+        rows = session.exec(
+            select(System.name, Endpoint.base_url)
+            .join(Endpoint, col(Endpoint.system_id) == System.id)
+            .join(Organisation, col(Organisation.id) == System.organisation_id)
             .where(Organisation.name == DEMO_ORG)
-            .order_by(col(Endpoint.id).desc())
-        ).first()
-        port = urlsplit(previous.base_url).port if previous is not None else None
-    sim = start_in_process(config, port=port or 0)
-    sim_url = sim.__enter__()
-    if previous is not None:
+        ).all()
+    registered = {name: urlsplit(url).port for name, url in rows}
+    stack = contextlib.ExitStack()
+    urls: dict[str, str] = {}
+    for name, (config, _) in SYSTEMS.items():
+        sim = start_in_process(config, port=registered.get(name) or 0)
+        urls[name] = stack.enter_context(sim)
+    if registered:
         print(
-            f"demo: simulated endpoint back on {sim_url}; unfinished submissions continue "
-            "(GET /v1/submissions with the demo token printed before, or "
-            "`rollbench token create --org demo --role submitter`)."
+            "demo: simulated endpoints back on "
+            + ", ".join(f"{n} {u}" for n, u in urls.items())
+            + "; unfinished submissions continue."
         )
-        return sim
+        return stack
     with session_scope(get_engine()) as session:
         _, token = create_token(
             session, organisation=DEMO_ORG, role=Role.SUBMITTER, label="rollbench up --demo"
@@ -56,36 +81,58 @@ def run_demo(api_url: str) -> contextlib.AbstractContextManager[str]:
             raise RuntimeError(f"demo: POST {path} answered {r.status_code}: {r.text}")
         return dict(r.json())
 
-    system = post(
-        "/v1/systems",
-        {
-            "name": f"sim-batching-{sim_url.rsplit(':', 1)[1][:-3]}",
-            "accelerator_model": "simulated",
-            "runtime": "rollbench",
-        },
-    )
-    endpoint = post(
-        "/v1/endpoints",
-        {"system_id": system["id"], "base_url": sim_url, "served_model": config.served_model},
-    )
-    submission = post(
-        "/v1/submissions",
-        {
-            "system_id": system["id"],
-            "endpoint_id": endpoint["id"],
-            "workload": "synthetic-chat",
-            "levels": [1, 4, 16],
-            "requests": 40,
-            "server_config": {"mode": "batching"},
-        },
-    )
-    sid = submission["id"]
-    print(f"""
-demo: simulated endpoint {sim_url} registered as endpoint {endpoint["id"]} of system \
-{system["id"]}; submission {sid} measures concurrency 1, 4, 16 (24 requests each).
+    lines = []
+    for name, (config, declared) in SYSTEMS.items():
+        system = post(
+            "/v1/systems",
+            {
+                "name": name,
+                "accelerator_model": declared["accelerator_model"],
+                "accelerator_count": declared["accelerator_count"],
+                "runtime": "rollbench-simulator",
+                "runtime_version": "1",
+                "model": "sim-model",
+                "max_concurrency": DEMO_LEVELS[-1],
+                "price_per_hour": declared["price_per_hour"],
+                "topology": {"tensor_parallel": declared["accelerator_count"]},
+            },
+        )
+        endpoint = post(
+            "/v1/endpoints",
+            {
+                "system_id": system["id"],
+                "base_url": urls[name],
+                "served_model": config.served_model,
+            },
+        )
+        submission = post(
+            "/v1/submissions",
+            {
+                "system_id": system["id"],
+                "endpoint_id": endpoint["id"],
+                "workload": "synthetic-chat",
+                "levels": DEMO_LEVELS,
+                "min_duration_s": DEMO_LEVEL_S,
+                "server_config": {
+                    "mode": config.mode,
+                    "max_batch": config.max_batch,
+                    "tensor_parallel": declared["accelerator_count"],
+                },
+            },
+        )
+        lines.append(
+            f"  {name:10} {urls[name]}  system {system['id']}, submission {submission['id']}"
+        )
+    print(
+        "\ndemo: two simulated systems, each swept at concurrency "
+        + ", ".join(map(str, DEMO_LEVELS))
+        + f" ({DEMO_LEVEL_S:g} s per level, about a minute in all):\n"
+        + "\n".join(lines)
+        + f"""
 
   export RB={api_url} TOKEN={token}
-  curl -s -H "Authorization: Bearer $TOKEN" $RB/v1/submissions/{sid}       # progress per level
-  curl -s -H "Authorization: Bearer $TOKEN" $RB/v1/runs/<run id>/result_summary.json
-""")
-    return sim
+  curl -s -H "Authorization: Bearer $TOKEN" $RB/v1/submissions       # progress
+  rollbench review list                          # (operator, another shell) once measured
+"""
+    )
+    return stack

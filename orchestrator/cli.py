@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -466,15 +467,16 @@ def up(
         raise KeyboardInterrupt  # SIGTERM stops the daemon as cleanly as Ctrl-C
 
     signal.signal(signal.SIGTERM, _terminate)
-    if demo and "ROLLBENCH_PROGRAMME_FILE" not in os.environ:
-        # The demo's levels last seconds: review them under the demo programme's durations
-        # (the API, worker and scheduler inherit this environment).
+    if demo:
+        # The demo's levels last seconds: its data directory reviews them under the demo
+        # programme's durations (every process on that directory reads it, CLIs included).
         from orchestrator.programme import PROJECT_ROOT
 
-        os.environ["ROLLBENCH_PROGRAMME_FILE"] = str(
-            PROJECT_ROOT / "configs" / "programme-demo.yaml"
-        )
-        get_settings.cache_clear()
+        local = get_settings().data_dir / "programme.yaml"
+        if not local.exists():
+            local.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(PROJECT_ROOT / "configs" / "programme-demo.yaml", local)
+            print(f"demo: programme rules in {local} (the demo's: levels of seconds)")
     settings = get_settings()
     migrate()
     daemon = Daemon(host=host, port=port, log_dir=settings.data_dir / "logs")

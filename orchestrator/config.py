@@ -74,7 +74,8 @@ class Settings(BaseSettings):
     programme_file: Path | None = Field(
         None,
         description="Programme rules (durations, thresholds, update window, webhooks). "
-        "Unset: configs/programme.yaml (MLPerf Endpoints values)",
+        "Unset: DATA_DIR/programme.yaml if present, else configs/programme.yaml (MLPerf "
+        "Endpoints values)",
     )
     webhook_secret: SecretStr | None = Field(
         None,

@@ -28,7 +28,7 @@ from orchestrator.systems.models import System
 
 DEMO_ORG = "demo"
 DEMO_LEVELS = [1, 2, 4, 8, 16, 32, 64]
-DEMO_LEVEL_S = 3.0
+DEMO_LEVEL_S = 4.0
 
 SYSTEMS: dict[str, tuple[SimulatorConfig, dict[str, Any]]] = {
     "sim-small": (
@@ -112,6 +112,7 @@ def run_demo(api_url: str) -> contextlib.ExitStack:
                 "endpoint_id": endpoint["id"],
                 "workload": "synthetic-chat",
                 "levels": DEMO_LEVELS,
+                "requests": 4,
                 "min_duration_s": DEMO_LEVEL_S,
                 "server_config": {
                     "mode": config.mode,

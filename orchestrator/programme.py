@@ -3,7 +3,9 @@
 Durations, sample counts, thresholds, region coverage, reproducibility, the update window,
 the cost band and the webhooks live in one YAML file (`configs/programme.yaml`, the MLPerf
 Endpoints values; `configs/programme-demo.yaml` scales durations to seconds for demos).
-`ROLLBENCH_PROGRAMME_FILE` picks another one.
+`ROLLBENCH_PROGRAMME_FILE` picks another one; without it, a `programme.yaml` in the data
+directory (`rollbench up --demo` puts the demo's there) holds for every process that uses
+that directory — the API, the workers and a CLI in another shell alike.
 """
 
 from __future__ import annotations
@@ -129,6 +131,15 @@ def _cached(path: Path) -> ProgrammeRules:
     return load_programme(path)
 
 
+def programme_path() -> Path:
+    """Settings' `programme_file`, else DATA_DIR/programme.yaml if there, else the default."""
+    settings = get_settings()
+    if settings.programme_file is not None:
+        return settings.programme_file
+    local = settings.data_dir / "programme.yaml"
+    return local if local.is_file() else DEFAULT_FILE
+
+
 def programme() -> ProgrammeRules:
-    """The programme this process runs under (settings' `programme_file`)."""
-    return _cached(get_settings().programme_file or DEFAULT_FILE)
+    """The programme this process runs under (see `programme_path`)."""
+    return _cached(programme_path().resolve())

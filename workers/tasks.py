@@ -9,6 +9,7 @@ import socket
 from celery.signals import worker_ready, worker_shutting_down
 
 from orchestrator.db import get_engine, session_scope
+from orchestrator.review import webhooks
 from orchestrator.runs import service
 from orchestrator.runs.models import RunState
 from workers.app import app
@@ -41,6 +42,13 @@ def recover() -> int:
     for submission_id in ids:
         measure_next.delay(submission_id)
     return len(ids)
+
+
+@app.task(name="rollbench.deliver_webhooks")
+def deliver_webhooks() -> int:
+    """POST the webhook deliveries that are due (the outbox); return how many were sent."""
+    report = webhooks.deliver_due(get_engine())
+    return report.delivered
 
 
 @worker_ready.connect

@@ -7,7 +7,7 @@ from pydantic import BaseModel
 
 from api.deps import IdPath, PageDep, PrincipalDep, SessionDep
 from orchestrator.systems import service
-from orchestrator.systems.schemas import SystemCreate, SystemPublic
+from orchestrator.systems.schemas import SystemCreate, SystemPublic, SystemUpdate
 
 router = APIRouter(prefix="/v1/systems", tags=["systems"])
 
@@ -42,4 +42,13 @@ def list_systems(session: SessionDep, principal: PrincipalDep, page: PageDep) ->
 def get_system(system_id: IdPath, session: SessionDep, principal: PrincipalDep) -> SystemPublic:
     return SystemPublic.model_validate(
         service.get_system(session, principal=principal, system_id=system_id)
+    )
+
+
+@router.patch("/{system_id}", response_model=SystemPublic)
+def update_system(
+    system_id: IdPath, body: SystemUpdate, session: SessionDep, principal: PrincipalDep
+) -> SystemPublic:
+    return SystemPublic.model_validate(
+        service.update_system(session, principal=principal, system_id=system_id, data=body)
     )

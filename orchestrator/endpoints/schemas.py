@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from orchestrator.db import MAX_ID, storable
 from orchestrator.endpoints.models import ApiFlavour, EndpointState
+from orchestrator.systems.schemas import CURRENCY_PATTERN
 
 
 class EndpointBase(BaseModel):
@@ -20,6 +21,10 @@ class EndpointBase(BaseModel):
     served_model: str = Field(min_length=1, max_length=200)
     verify_tls: bool = True
     region: str = Field("", max_length=50)
+    # token pricing, per million tokens, in `currency` (cost bands of its points)
+    input_price_per_mtok: float | None = Field(None, ge=0, le=1e9)
+    output_price_per_mtok: float | None = Field(None, ge=0, le=1e9)
+    currency: str = Field("USD", pattern=CURRENCY_PATTERN, description="ISO 4217, e.g. USD")
 
     @field_validator("*")
     @classmethod
@@ -42,6 +47,10 @@ class EndpointUpdate(BaseModel):
     api_key: SecretStr | None = Field(None, max_length=4096)
     verify_tls: bool | None = None
     region: str | None = Field(None, max_length=50)
+    # sent as null, a price is cleared; left out, it stays
+    input_price_per_mtok: float | None = Field(None, ge=0, le=1e9)
+    output_price_per_mtok: float | None = Field(None, ge=0, le=1e9)
+    currency: str | None = Field(None, pattern=CURRENCY_PATTERN)
 
     @field_validator("*")
     @classmethod

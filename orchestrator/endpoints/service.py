@@ -64,6 +64,9 @@ def create_endpoint(session: Session, *, principal: Principal, data: EndpointCre
         secrets_key_id=key_id,
         verify_tls=data.verify_tls,
         region=data.region,
+        input_price_per_mtok=data.input_price_per_mtok,
+        output_price_per_mtok=data.output_price_per_mtok,
+        currency=data.currency,
     )
     session.add(endpoint)
     session.flush()
@@ -151,6 +154,11 @@ def update_endpoint(
         endpoint.verify_tls = data.verify_tls
     if data.region is not None:
         endpoint.region = data.region
+    if data.currency is not None:
+        endpoint.currency = data.currency
+    for price in ("input_price_per_mtok", "output_price_per_mtok"):
+        if price in data.model_fields_set:
+            setattr(endpoint, price, getattr(data, price))
     if data.api_key is not None:
         current = unsealed(endpoint)
         current["api_key"] = data.api_key.get_secret_value()
@@ -166,7 +174,7 @@ def update_endpoint(
         action="update",
         from_state=str(before),
         to_state=str(endpoint.state),
-        data={"fields": sorted(data.model_dump(exclude_none=True))},
+        data={"fields": sorted(data.model_fields_set)},
     )
     return endpoint
 

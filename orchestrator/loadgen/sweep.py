@@ -241,7 +241,7 @@ def _finish_level(
     extra["connections_warm"] = outcome.connections
     extra["warmup_failed"] = outcome.warmup_failed
     extra["failure_examples"] = outcome.failure_examples
-    extra["spec"] = spec.model_dump(mode="json")
+    extra["spec"] = public_spec(spec)
     _write_json(folder / "performance" / "result_summary.json", doc)
     records.save(folder / "records.npz")
     return LevelResult(label, level, folder, summary, health, outcome.failure_examples)
@@ -258,9 +258,17 @@ def _write_sweep_summary(
             "token_counting": method,
             "interrupted": interrupted,
             "levels": [r.row() for r in results],
-            "spec": spec.model_dump(mode="json"),
+            "spec": public_spec(spec),
         },
     )
+
+
+def public_spec(spec: SweepSpec) -> dict[str, Any]:
+    """`spec` as written into result files: header values may carry credentials (the API
+    key already prints masked), so only their names are kept."""
+    doc = spec.model_dump(mode="json")
+    doc["endpoint"]["headers"] = {name: "<redacted>" for name in doc["endpoint"]["headers"]}
+    return doc
 
 
 def _write_json(path: Path, doc: object) -> None:

@@ -34,9 +34,10 @@ from orchestrator.endpoints.service import unsealed
 from orchestrator.loadgen.pool import HarnessError
 from orchestrator.loadgen.spec import DatasetSpec, EndpointSpec, SweepSpec, SyntheticSpec
 from orchestrator.loadgen.sweep import LevelResult, run_sweep
+from orchestrator.review.service import enter_review
 from orchestrator.runs.metrics import point_metrics
 from orchestrator.runs.models import Point, Run, RunKind, RunState
-from orchestrator.submissions.models import Submission, SubmissionState
+from orchestrator.submissions.models import Submission, SubmissionSource, SubmissionState
 from orchestrator.workloads.models import Workload
 from orchestrator.workloads.service import PROJECT_ROOT
 
@@ -320,7 +321,11 @@ def _failed(engine: Engine, run_id: int, owner: str, error: str) -> RunState:
 
 
 def finish_if_done(engine: Engine, *, submission_id: int) -> SubmissionState:
-    """Move the submission on when nothing is left to measure; return its state."""
+    """Move the submission on when nothing is left to measure; return its state.
+
+    A measured submission goes on to review at once: checked, IN_REVIEW, the operators
+    notified (orchestrator.review.service.enter_review).
+    """
     with session_scope(engine) as session:
         sub = session.get(Submission, submission_id)
         assert sub is not None
@@ -341,6 +346,9 @@ def finish_if_done(engine: Engine, *, submission_id: int) -> SubmissionState:
             SubmissionState.RUNNING,
         ):
             _transition(session, sub, SubmissionState.MEASURED, "every run measured")
+            if sub.source is SubmissionSource.MEASURED:
+                # In the same transaction: checked, queued for review, webhook in the outbox.
+                enter_review(session, submission=sub, actor="worker")
         return sub.state
 
 

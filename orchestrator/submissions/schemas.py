@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -9,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from orchestrator.db import MAX_ID, storable
 from orchestrator.runs.models import RunKind, RunState
-from orchestrator.submissions.models import SubmissionState
+from orchestrator.submissions.models import Publication, SubmissionSource, SubmissionState
 
 MAX_LEVELS = 32  # MLPerf Endpoints caps a curve at 32 points
 # A concurrency, or a request rate (poisson); bounded in the schema so the OpenAPI says so.
@@ -68,6 +69,33 @@ class RunPublic(BaseModel):
     error: str | None
 
 
+def is_blocking(finding: Mapping[str, Any]) -> bool:
+    """A stored finding blocks acceptance when it failed and its severity is `error`."""
+    return finding.get("passed") is False and finding.get("severity") == "error"
+
+
+def summarise(findings: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Counts of stored findings: total, passed, failed, blocking (failed errors), warnings."""
+    failed = [f for f in findings if isinstance(f, Mapping) and f.get("passed") is False]
+    return {
+        "total": len(findings),
+        "passed": sum(1 for f in findings if isinstance(f, Mapping) and f.get("passed") is True),
+        "failed": len(failed),
+        "blocking": sum(1 for f in failed if f.get("severity") == "error"),
+        "warnings": sum(1 for f in failed if f.get("severity") != "error"),
+    }
+
+
+class FindingsSummary(BaseModel):
+    """How the automated checker's last run went; `blocking` findings prevent acceptance."""
+
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    blocking: int = 0
+    warnings: int = 0
+
+
 class SubmissionPublic(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -87,6 +115,22 @@ class SubmissionPublic(BaseModel):
     not_before: datetime | None
     not_after: datetime | None
     cancel_requested: bool
+    source: SubmissionSource
+    publication: Publication = Field(description="MLPerf publication status")
+    checked_at: datetime | None = Field(description="when the automated checker last ran")
+    decided_at: datetime | None = Field(description="when review decided its last point")
+    findings_summary: FindingsSummary = Field(
+        default_factory=FindingsSummary,
+        validation_alias="findings",
+        description="counts of the checker's findings (the findings: GET .../review)",
+    )
     created_at: datetime
     updated_at: datetime
     runs: list[RunPublic] = Field(default_factory=list)
+
+    @field_validator("findings_summary", mode="before")
+    @classmethod
+    def _summary(cls, value: Any) -> Any:
+        if isinstance(value, list):  # the stored findings, read from the table
+            return summarise(value)
+        return value

@@ -1,4 +1,9 @@
-"""Systems: create, read, list — scoped by the caller's organisation and role."""
+"""Systems: create, read, list, update — scoped by the caller's organisation and role.
+
+Updates cover pricing (an hourly price and its currency, which cost bands use), the declared
+maximum concurrency (region coverage) and descriptive metadata; every change is audited with
+its before and after values.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from orchestrator.auth.service import Principal
 from orchestrator.db import paginate
 from orchestrator.errors import Conflict, Forbidden, NotFound
 from orchestrator.systems.models import System
-from orchestrator.systems.schemas import SystemCreate
+from orchestrator.systems.schemas import SystemCreate, SystemUpdate
 
 
 def create_system(session: Session, *, principal: Principal, data: SystemCreate) -> System:
@@ -69,3 +74,29 @@ def list_systems(
     if organisation_id is not None:
         query = query.where(System.organisation_id == organisation_id)
     return paginate(session, query, order_by=col(System.id), limit=limit, offset=offset)
+
+
+def update_system(
+    session: Session, *, principal: Principal, system_id: int, data: SystemUpdate
+) -> System:
+    """Change the fields sent: submitters on their own organisation's systems, operators on any."""
+    system = get_system(session, principal=principal, system_id=system_id)
+    if not principal.can_write(system.organisation_id):
+        raise Forbidden("this token may not change that system")
+    changes = data.changes()
+    before = {name: getattr(system, name) for name in changes}
+    for name, value in changes.items():
+        setattr(system, name, value)
+    session.add(system)
+    session.flush()
+    assert system.id is not None
+    record(
+        session,
+        actor=principal.actor,
+        organisation_id=system.organisation_id,
+        object_type="system",
+        object_id=system.id,
+        action="update",
+        data={"fields": sorted(changes), "before": before, "after": changes},
+    )
+    return system

@@ -10,7 +10,10 @@ and the status must be exactly the one the rules give (DESIGN §11):
 - viewers: every read, no write (403);
 - submitters: everything on their own organisation's objects; a foreign object is 404, never
   403, so that its existence does not leak; a system created *for* another organisation is
-  refused with 403 (the name in the body is the caller's, not a lookup).
+  refused with 403 (the name in the body is the caller's, not a lookup);
+- published results (accepted points, frontiers, rankings, SLO profiles): every token reads;
+- review decisions and the review queue: operators only (a submitter's own submission 403, a
+  foreign one 404).
 
 Every 4xx carries the error shape; a foreign 404 reads exactly like a missing object's (the
 same message, ids aside); a list shows an object exactly when its reader may read it; a
@@ -34,15 +37,17 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from httpx import Response
 from sqlalchemy import create_engine
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from api.app import create_app
 from orchestrator.auth.models import Role
 from orchestrator.auth.service import create_token, revoke_token
 from orchestrator.dispatch import NullDispatcher
-from orchestrator.runs.models import Point, Run, RunState
+from orchestrator.frontier.service import apply_change
+from orchestrator.review.service import enter_review
+from orchestrator.runs.models import Point, PointState, Run, RunKind, RunState
 from orchestrator.simulator import Simulator, SimulatorConfig, start_in_thread
-from orchestrator.submissions.models import Submission
+from orchestrator.submissions.models import Submission, SubmissionState
 from orchestrator.workloads.service import sync_workloads
 
 OWNERS = ("acme", "globex")
@@ -57,6 +62,9 @@ class Kind(enum.Enum):
     READ = "read"  # one object, by id
     CREATE = "create"  # a new object, for the owner named in the body
     WRITE = "write"  # a change to one object, by id
+    PUBLISHED = "published"  # a published result (accepted points, frontiers): any token reads
+    OPERATE = "operate"  # operators only: a submitter's own object 403, a foreign one 404
+    OPERATORS = "operators"  # operators only, no object (the review queue)
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,8 @@ class Objects:
     submission_id: int
     run_id: int
     point_id: int = 0
+    workload: str = "chat-smoke"  # the workload of its frontier
+    name: str = "interactive"  # an SLO profile (they belong to no organisation)
 
 
 @dataclass
@@ -95,6 +105,8 @@ class World:
     sim: Simulator
     objects: dict[str, Objects] = field(default_factory=dict)  # owner -> its objects
     serial: int = 0
+    # owner -> the candidate point of the last submission `in_review_submission` made
+    fresh_points: dict[str, int] = field(default_factory=dict)
 
     def headers(self, caller: str) -> dict[str, str]:
         token = self.tokens.get(caller)
@@ -123,6 +135,8 @@ class Row:
     fresh: Target | None = None
     # Where to read the object (or collection) a write must leave untouched when refused.
     witness: str | None = None
+    # A query string (formatted like the path) for routes that need one.
+    query: str | None = None
 
 
 def system_body(world: World, owner: str, caller: str) -> dict[str, Any]:
@@ -165,6 +179,52 @@ def fresh_submission(world: World, owner: str) -> dict[str, int]:
     return {"submission_id": int(r.json()["id"])}
 
 
+def in_review_submission(world: World, owner: str) -> dict[str, int]:
+    """A fresh submission waiting for review, with one candidate point (no worker here: the
+    run is finished and the review entered by hand, as the worker would)."""
+    sid = fresh_submission(world, owner)["submission_id"]
+    engine = world.client.app.state.engine
+    with Session(engine) as session:
+        sub = session.get(Submission, sid)
+        assert sub is not None
+        run = session.exec(select(Run).where(Run.submission_id == sid)).one()
+        run.state = RunState.FINISHED
+        session.add(run)
+        assert run.id is not None
+        point = Point(
+            submission_id=sid,
+            run_id=run.id,
+            system_id=sub.system_id,
+            workload_id=sub.workload_id,
+            concurrency=1,
+            metrics={"qps": 1.0},
+        )
+        session.add(point)
+        session.flush()
+        assert point.id is not None
+        world.fresh_points[owner] = point.id
+        sub.state = SubmissionState.MEASURED
+        enter_review(session, submission=sub)
+        session.commit()
+    return {"submission_id": sid}
+
+
+def decide_body(world: World, owner: str, caller: str) -> dict[str, Any]:
+    point_id = world.fresh_points.get(owner, MISSING_ID)
+    return {"decisions": [{"point_id": point_id, "decision": "reject", "comment": caller}]}
+
+
+def slo_body(world: World, owner: str, caller: str) -> dict[str, Any]:
+    return {
+        "name": world.unique(f"slo-{caller}"),
+        "limits": {"ttft_ms": {"percentile": 99, "max": 2000}},
+    }
+
+
+def slo_update_body(world: World, owner: str, caller: str) -> dict[str, Any]:
+    return {"description": caller, "limits": {"ttft_ms": {"percentile": 99, "max": 1000}}}
+
+
 # (method, path as in the OpenAPI) -> who may call it and what it answers.
 ROUTES: dict[tuple[str, str], Row] = {
     ("GET", "/healthz"): Row(Kind.PUBLIC, 200),
@@ -198,6 +258,56 @@ ROUTES: dict[tuple[str, str], Row] = {
     ("GET", "/v1/runs/{run_id}/records.npz"): Row(Kind.READ, 200),
     ("GET", "/v1/points"): Row(Kind.LIST, 200, listed="point_id"),
     ("GET", "/v1/points/{point_id}"): Row(Kind.READ, 200),
+    ("GET", "/v1/points/{point_id}/admissibility"): Row(Kind.READ, 200),
+    ("GET", "/v1/points/{point_id}/cost"): Row(Kind.READ, 200),
+    ("GET", "/v1/points/{point_id}/run_metadata.json"): Row(Kind.READ, 200),
+    ("GET", "/v1/points/{point_id}/result_summary.json"): Row(Kind.READ, 200),
+    ("PATCH", "/v1/systems/{system_id}"): Row(
+        Kind.WRITE,
+        200,
+        body=lambda world, owner, caller: {"description": caller},
+        witness="/v1/systems/{system_id}",
+    ),
+    # published results: frontiers, rankings, SLO profiles
+    ("GET", "/v1/frontiers/{system_id}/{workload}"): Row(Kind.PUBLISHED, 200),
+    ("GET", "/v1/frontiers/{system_id}/{workload}/versions"): Row(Kind.PUBLISHED, 200),
+    ("GET", "/v1/frontiers/compare"): Row(
+        Kind.PUBLISHED, 200, query="workload={workload}&system_id={system_id}"
+    ),
+    ("GET", "/v1/rankings"): Row(Kind.PUBLISHED, 200, query="workload={workload}&slo={name}"),
+    ("GET", "/v1/slo-profiles"): Row(Kind.PUBLISHED, 200),
+    ("GET", "/v1/slo-profiles/{name}"): Row(Kind.PUBLISHED, 200),
+    ("POST", "/v1/slo-profiles"): Row(
+        Kind.OPERATORS, 201, body=slo_body, witness="/v1/slo-profiles?limit=500"
+    ),
+    ("PUT", "/v1/slo-profiles/{name}"): Row(
+        Kind.OPERATORS, 200, body=slo_update_body, witness="/v1/slo-profiles/{name}"
+    ),
+    # review: operators decide, submitters answer on their own submissions
+    ("GET", "/v1/review/queue"): Row(Kind.OPERATORS, 200),
+    ("GET", "/v1/submissions/{submission_id}/review"): Row(Kind.READ, 200),
+    ("POST", "/v1/submissions/{submission_id}/review"): Row(
+        Kind.OPERATE,
+        200,
+        body=decide_body,
+        fresh=in_review_submission,
+        witness="/v1/submissions/{submission_id}/review",
+    ),
+    ("POST", "/v1/submissions/{submission_id}/replies"): Row(
+        Kind.WRITE,
+        201,
+        body=lambda world, owner, caller: {"comment": f"from {caller}"},
+        witness="/v1/submissions/{submission_id}/review",
+    ),
+    ("PUT", "/v1/submissions/{submission_id}/publication"): Row(
+        Kind.OPERATE,
+        200,
+        body=lambda world, owner, caller: {"publication": "preview"},
+        witness="/v1/submissions/{submission_id}",
+    ),
+    ("POST", "/v1/submissions/{submission_id}/checks"): Row(
+        Kind.OPERATE, 200, witness="/v1/submissions/{submission_id}/review"
+    ),
 }
 
 ERROR_CODES = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed"}
@@ -208,8 +318,12 @@ def expected_status(row: Row, caller: Caller, owner: str) -> int:
         return row.ok
     if caller.role is None or caller.revoked:
         return 401
-    if caller.role is Role.OPERATOR:
+    if caller.role is Role.OPERATOR or row.kind is Kind.PUBLISHED:
         return row.ok
+    if row.kind is Kind.OPERATORS:
+        return 403
+    if row.kind is Kind.OPERATE:
+        return 403 if caller.role is Role.VIEWER or caller.organisation == owner else row.foreign
     if caller.role is Role.VIEWER:
         return row.ok if row.kind in (Kind.LIST, Kind.READ) else 403
     if row.kind is Kind.LIST or caller.organisation == owner:
@@ -222,6 +336,8 @@ def same_as_missing(
 ) -> str:
     """Why a foreign 404 can be told apart from a missing object's, or "" if it cannot."""
     ghost_path = template.format(**vars(world.objects[GHOST]))
+    if row.query:
+        ghost_path += "?" + row.query.format(**vars(world.objects[GHOST]))
     ghost_body = row.body(world, GHOST, caller.name) if row.body else None
     ghost = call(world, method, ghost_path, caller.name, ghost_body)
 
@@ -312,6 +428,37 @@ def build_objects(world: World, owner_caller: str, tmp_path: Path) -> Objects:
             metrics={"qps": 1.0},
         )
         session.add(point)
+        # and a published curve: a second run's point, accepted, on the system's frontier
+        extra = Run(
+            submission_id=objects.submission_id,
+            run_key=f"{objects.submission_id}-published",
+            kind=RunKind.PERFORMANCE,
+            position=1,
+            level=2,
+            state=RunState.FINISHED,
+        )
+        session.add(extra)
+        session.flush()
+        assert extra.id is not None
+        published = Point(
+            submission_id=objects.submission_id,
+            run_id=extra.id,
+            system_id=sub.system_id,
+            workload_id=sub.workload_id,
+            concurrency=2,
+            state=PointState.ACCEPTED,
+            metrics={"qps": 2.0, "tps": 100.0, "tps_per_user_v1": 50.0},
+        )
+        session.add(published)
+        session.flush()
+        apply_change(
+            session,
+            system_id=sub.system_id,
+            workload_id=sub.workload_id,
+            accepted=[published],
+            actor="test",
+            submission_id=objects.submission_id,
+        )
         session.commit()
         assert point.id is not None
         objects.point_id = point.id
@@ -341,7 +488,9 @@ def world(api: Any, sim: Simulator, tmp_path: Path) -> World:
     )
     build_objects(world, "alice", tmp_path)
     build_objects(world, "bob", tmp_path)
-    world.objects[GHOST] = Objects(MISSING_ID, MISSING_ID, MISSING_ID, MISSING_ID, MISSING_ID)
+    world.objects[GHOST] = Objects(
+        MISSING_ID, MISSING_ID, MISSING_ID, MISSING_ID, MISSING_ID, "no-such-workload", "no-such"
+    )
     return world
 
 
@@ -395,6 +544,8 @@ def test_authorization_matrix(world: World) -> None:
                 cells += 1
                 params = row.fresh(world, owner) if row.fresh else vars(world.objects[owner]).copy()
                 path = template.format(**params)
+                if row.query:
+                    path += "?" + row.query.format(**params)
                 body = row.body(world, owner, caller.name) if row.body else None
                 witness = row.witness.format(**params) if row.witness else None
                 before = call(world, "GET", witness, "operator", None).json() if witness else None

@@ -128,8 +128,8 @@ def test_submit_measure_and_fetch_results(daemon: dict[str, Any]) -> None:
     assert [run["level"] for run in sub["runs"]] == [1, 2, 4]
     again = c.post("/v1/submissions", headers={**h(t), "Idempotency-Key": "k-1"}, json=body)
     assert again.status_code == 200 and again.json()["id"] == sub["id"]
-    done = wait_for(daemon, sub["id"], {"measured", "failed"})
-    assert done["state"] == "measured", done
+    done = wait_for(daemon, sub["id"], {"in_review", "failed"})
+    assert done["state"] == "in_review", done
     for run in done["runs"]:
         assert run["state"] == "finished" and run["attempts"] == 1
         row = run["summary"]["row"]
@@ -140,7 +140,7 @@ def test_submit_measure_and_fetch_results(daemon: dict[str, Any]) -> None:
         records = c.get(f"/v1/runs/{run['id']}/records.npz", headers=h(t))
         assert records.status_code == 200
         assert hashlib.sha256(records.content).hexdigest() == run["artifact_sha256"]
-    listed = c.get("/v1/submissions?state=measured", headers=h(t)).json()
+    listed = c.get("/v1/submissions?state=in_review", headers=h(t)).json()
     assert listed["total"] == 1
 
 

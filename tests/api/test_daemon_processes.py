@@ -179,8 +179,8 @@ def wait_until(
 
 def test_flow_over_separate_processes(stack: Stack, sim: Simulator) -> None:
     h, sub_id = submit(stack, sim, [1, 2, 4], 20)
-    done = wait_until(stack, h, sub_id, lambda b: b["state"] in ("measured", "failed"))
-    assert done["state"] == "measured"
+    done = wait_until(stack, h, sub_id, lambda b: b["state"] in ("in_review", "failed"))
+    assert done["state"] == "in_review"
     for run in done["runs"]:
         assert run["summary"]["row"]["succeeded"] == 20
         doc = get(stack, h, f"/v1/runs/{run['id']}/result_summary.json")
@@ -202,8 +202,8 @@ def test_worker_killed_mid_sweep_then_restarted(stack: Stack, sim: Simulator) ->
     killed = get(stack, h, f"/v1/submissions/{sub_id}")
     assert [r["state"] for r in killed["runs"]] == ["finished", "running", "planned"]
     stack.start("worker", "worker")
-    done = wait_until(stack, h, sub_id, lambda b: b["state"] in ("measured", "failed"))
-    assert done["state"] == "measured", done
+    done = wait_until(stack, h, sub_id, lambda b: b["state"] in ("in_review", "failed"))
+    assert done["state"] == "in_review", done
     runs = done["runs"]
     assert [r["state"] for r in runs] == ["finished"] * 3
     assert [r["attempts"] for r in runs] == [1, 2, 1]  # only the killed one again, once
@@ -250,10 +250,10 @@ def test_up_stopped_and_started_again_mid_sweep(tmp_path: Path, sim: Simulator) 
         httpx.get(f"{stack.url}/healthz", timeout=2)
     daemon = up()
     try:
-        done = wait_until(stack, h, sub_id, lambda b: b["state"] in ("measured", "failed"))
+        done = wait_until(stack, h, sub_id, lambda b: b["state"] in ("in_review", "failed"))
     finally:
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(60)
-    assert done["state"] == "measured", done
+    assert done["state"] == "in_review", done
     assert [r["attempts"] for r in done["runs"]] == [1, 2, 1]
     assert all(r["summary"]["row"]["succeeded"] == 60 for r in done["runs"])

@@ -296,3 +296,19 @@ def test_stop_requested_from_outside_holds_even_before_the_level_starts(
     assert result.interrupted and len(result.levels) == 1
     assert not result.levels[0].health["valid"]
     assert run_sweep(spec, tmp_path / "b", stop_requested=lambda: True).levels == []
+
+
+def test_result_files_keep_no_credentials(fixed_sim: Simulator, tmp_path: Path) -> None:
+    """Header values (an `X-Api-Key`, a cookie) and the API key never reach the run folder."""
+    endpoint = EndpointSpec(
+        url=fixed_sim.url, model="sim-model", api_key="key-123", headers={"X-Api-Key": "hdr-456"}
+    )
+    result = run_sweep(spec_for(fixed_sim.url, requests=2, endpoint=endpoint), tmp_path)
+    assert result.levels[0].summary.succeeded == 2
+    written = [p for p in tmp_path.rglob("*.json")]
+    assert len(written) >= 2  # result_summary.json and sweep_summary.json
+    for path in written:
+        text = path.read_text()
+        assert "key-123" not in text and "hdr-456" not in text, path
+    doc = json.loads((result.levels[0].folder / "performance" / "result_summary.json").read_text())
+    assert doc["rollbench"]["spec"]["endpoint"]["headers"] == {"X-Api-Key": "<redacted>"}

@@ -15,11 +15,15 @@ TABLES = {
     "api_token",
     "audit_entry",
     "endpoint",
+    "frontier_version",
     "organisation",
     "point",
+    "review_entry",
     "run",
+    "slo_profile",
     "submission",
     "system",
+    "webhook_delivery",
     "workload",
 }
 

@@ -1,0 +1,580 @@
+"""Frontier versions: every accepted change to a (system, workload) curve becomes a version.
+
+`apply_change` is called by whoever accepts points (the review service for measured
+submissions, the importer for baseline points) once they are ACCEPTED and flushed: it
+supersedes older points at the same concurrency, writes the next version with what was added,
+superseded and newly dominated, and audits it — all in the caller's transaction. The
+programme's update window freezes a curve some days after its first version (0: right after
+its creating submission, as MLPerf v1.0 asks); `check_window` is that check alone, so the
+reviewer can refuse before touching any point.
+
+Reads are public to any authenticated principal: accepted points and frontiers are
+published results. Imported points (Submission.source == imported) are ordinary accepted
+points — the baseline a rolling submission is compared against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from orchestrator.audit.service import record
+from orchestrator.auth.models import Organisation
+from orchestrator.db import MAX_ID, utcnow
+from orchestrator.errors import Conflict, Invalid, NotFound
+from orchestrator.frontier import pareto
+from orchestrator.frontier.models import FrontierVersion
+from orchestrator.programme import programme
+from orchestrator.runs.models import Point, PointState
+from orchestrator.slo import service as slo_service
+from orchestrator.slo.admissibility import Admissibility, evaluate, workload_quality
+from orchestrator.submissions.models import Submission, SubmissionSource
+from orchestrator.systems.models import System
+from orchestrator.workloads.models import Workload
+
+__all__ = [
+    "MAX_COMPARED_SYSTEMS",
+    "Comparison",
+    "FrontierView",
+    "MemberStatus",
+    "SystemCurve",
+    "admissibility",
+    "apply_change",
+    "check_window",
+    "compare",
+    "current",
+    "figures",
+    "find_system",
+    "get_version",
+    "history",
+    "resolve_axes",
+    "resolve_curve",
+    "versions",
+    "view",
+    "view_of",
+]
+
+MAX_COMPARED_SYSTEMS = 20
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _first_version(session: Session, system_id: int, workload_id: int) -> FrontierVersion | None:
+    return session.exec(
+        select(FrontierVersion).where(
+            FrontierVersion.system_id == system_id,
+            FrontierVersion.workload_id == workload_id,
+            FrontierVersion.version == 1,
+        )
+    ).first()
+
+
+def check_window(
+    session: Session,
+    *,
+    system_id: int,
+    workload_id: int,
+    submission_id: int | None,
+    now: datetime | None = None,
+) -> None:
+    """Conflict if the curve's update window closed (and `submission_id` did not create it).
+
+    The window opens with version 1 and lasts `programme().update_window_days`; the
+    submission that created version 1 may always complete its own curve, so a window of 0
+    days freezes the curve right after it.
+    """
+    first = _first_version(session, system_id, workload_id)
+    if first is None:
+        return
+    if submission_id is not None and submission_id == first.submission_id:
+        return
+    days = programme().update_window_days
+    closes = first.created_at + timedelta(days=days)
+    moment = _aware(now or utcnow())
+    if moment > closes:
+        raise Conflict(
+            f"the frontier of system {system_id} on workload {workload_id} is frozen: its "
+            f"update window of {days:g} days closed at {closes.isoformat()} (version 1 was "
+            f"created by submission {first.submission_id}); submit on a new workload version",
+            field="submission_id",
+        )
+
+
+def _aware(moment: datetime) -> datetime:
+    """`moment` in UTC; a naive time is taken to be UTC (as the store does)."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _latest(session: Session, system_id: int, workload_id: int) -> FrontierVersion | None:
+    return session.exec(
+        select(FrontierVersion)
+        .where(
+            FrontierVersion.system_id == system_id,
+            FrontierVersion.workload_id == workload_id,
+        )
+        .order_by(col(FrontierVersion.version).desc())
+    ).first()
+
+
+def _live(session: Session, system_id: int, workload_id: int) -> list[Point]:
+    return list(
+        session.exec(
+            select(Point)
+            .where(
+                Point.system_id == system_id,
+                Point.workload_id == workload_id,
+                Point.state == PointState.ACCEPTED,
+            )
+            .order_by(col(Point.id))
+        ).all()
+    )
+
+
+def figures(point: Point) -> dict[str, Any]:
+    """A point's figures for the axes: its metrics, and its concurrency from the column."""
+    return {**point.metrics, "concurrency": point.concurrency}
+
+
+def _default_pareto(points: Sequence[Point]) -> list[int]:
+    x, y = pareto.axis(pareto.DEFAULT_X), pareto.axis(pareto.DEFAULT_Y)
+    projected, _missing = pareto.project(((_id(p), figures(p)) for p in points), x, y)
+    return sorted(p.id for p in pareto.pareto_set(projected, x, y))
+
+
+def _id(point: Point) -> int:
+    assert point.id is not None, "points must be flushed before they reach the frontier"
+    return point.id
+
+
+def apply_change(
+    session: Session,
+    *,
+    system_id: int,
+    workload_id: int,
+    accepted: Sequence[Point],
+    actor: str,
+    submission_id: int | None = None,
+    reason: str = "",
+    now: datetime | None = None,
+) -> FrontierVersion | None:
+    """Merge newly ACCEPTED points into the curve; the new version, or None if none given.
+
+    At each concurrency the newest accepted point (by created_at, then id) stays and the
+    others become SUPERSEDED, pointing at it. `dominated` lists the previous version's
+    Pareto points that are still live but no longer on the Pareto set.
+    """
+    if not accepted:
+        return None
+    for p in accepted:
+        if p.system_id != system_id or p.workload_id != workload_id:
+            raise Invalid(
+                f"point {p.id} belongs to system {p.system_id} / workload {p.workload_id}, "
+                f"not to the curve of system {system_id} / workload {workload_id}",
+                field="accepted",
+            )
+        if p.state != PointState.ACCEPTED:
+            raise Invalid(f"point {p.id} is {p.state}, not accepted", field="accepted")
+    check_window(
+        session, system_id=system_id, workload_id=workload_id, submission_id=submission_id, now=now
+    )
+    system = session.get(System, system_id)
+    if system is None:
+        raise NotFound(f"no system {system_id}", field="system_id")
+    moment = _aware(now or utcnow())
+    previous = _latest(session, system_id, workload_id)
+
+    by_level: dict[int, list[Point]] = {}
+    for p in _live(session, system_id, workload_id):
+        by_level.setdefault(p.concurrency, []).append(p)
+    superseded: list[int] = []
+    for level_points in by_level.values():
+        if len(level_points) < 2:
+            continue
+        ordered = sorted(level_points, key=lambda p: (p.created_at, _id(p)))
+        winner = ordered[-1]
+        for old in ordered[:-1]:
+            old.state = PointState.SUPERSEDED
+            old.superseded_by = winner.id
+            session.add(old)
+            superseded.append(_id(old))
+            record(
+                session,
+                actor=actor,
+                organisation_id=system.organisation_id,
+                object_type="point",
+                object_id=_id(old),
+                action="supersede",
+                from_state=PointState.ACCEPTED.value,
+                to_state=PointState.SUPERSEDED.value,
+                reason=f"newer accepted point {winner.id} at concurrency {winner.concurrency}",
+                data={"superseded_by": winner.id},
+            )
+    session.flush()
+
+    live = [p for p in _live(session, system_id, workload_id)]
+    members = sorted(_id(p) for p in live)
+    front = _default_pareto(live)
+    was_front = set(previous.pareto) if previous else set()
+    dominated = sorted((was_front & set(members)) - set(front))
+    version = FrontierVersion(
+        system_id=system_id,
+        workload_id=workload_id,
+        version=(previous.version + 1) if previous else 1,
+        members=members,
+        pareto=front,
+        added=sorted(_id(p) for p in accepted),
+        superseded=sorted(superseded),
+        dominated=dominated,
+        submission_id=submission_id,
+        actor=actor[:100],
+        reason=reason[:2000],
+        created_at=moment,
+    )
+    session.add(version)
+    session.flush()
+    assert version.id is not None
+    record(
+        session,
+        actor=actor,
+        organisation_id=system.organisation_id,
+        object_type="frontier_version",
+        object_id=version.id,
+        action="create",
+        to_state=f"v{version.version}",
+        reason=reason,
+        data={
+            "system_id": system_id,
+            "workload_id": workload_id,
+            "version": version.version,
+            "added": list(version.added),
+            "superseded": list(version.superseded),
+            "dominated": list(version.dominated),
+            "submission_id": submission_id,
+        },
+    )
+    return version
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _system(session: Session, system_id: int) -> System:
+    system = session.get(System, system_id) if 1 <= system_id <= MAX_ID else None
+    if system is None:
+        raise NotFound(f"no system {system_id}", field="system_id")
+    return system
+
+
+def find_system(session: Session, *, ref: str) -> System:
+    """A system by numeric id, `organisation/name`, or a name unique across organisations.
+
+    A name two organisations use is ambiguous: the error lists the `organisation/name`
+    forms to choose from, rather than picking one.
+    """
+    text = ref.strip()
+    if text.isdigit():
+        return _system(session, int(text))
+    query = select(System, Organisation).join(
+        Organisation, col(Organisation.id) == System.organisation_id
+    )
+    if "/" in text:
+        org, _, name = text.partition("/")
+        query = query.where(Organisation.name == org, System.name == name)
+    else:
+        query = query.where(System.name == text)
+    rows = list(session.exec(query.order_by(col(Organisation.name))).all())
+    if not rows:
+        raise NotFound(f"no system {text!r}", field="system")
+    if len(rows) > 1:
+        choices = ", ".join(f"{o.name}/{s.name}" for s, o in rows)
+        raise Invalid(f"system name {text!r} is ambiguous; say one of: {choices}", field="system")
+    return rows[0][0]
+
+
+def current(session: Session, *, system_id: int, workload_id: int) -> FrontierVersion | None:
+    """The newest version of the curve, None if it has none yet."""
+    return _latest(session, system_id, workload_id)
+
+
+def get_version(
+    session: Session, *, system_id: int, workload_id: int, version: int | None = None
+) -> FrontierVersion:
+    """Version `version` of the curve (the newest when None); NotFound naming what is missing."""
+    if version is None:
+        row = _latest(session, system_id, workload_id)
+        if row is None:
+            raise NotFound(
+                f"system {system_id} has no frontier on workload {workload_id} yet",
+                field="workload",
+            )
+        return row
+    row = session.exec(
+        select(FrontierVersion).where(
+            FrontierVersion.system_id == system_id,
+            FrontierVersion.workload_id == workload_id,
+            FrontierVersion.version == version,
+        )
+    ).first()
+    if row is None:
+        raise NotFound(
+            f"the frontier of system {system_id} on workload {workload_id} has no version "
+            f"{version}",
+            field="version",
+        )
+    return row
+
+
+def history(session: Session, *, system_id: int, workload_id: int) -> list[FrontierVersion]:
+    """Every version of the curve, oldest first."""
+    return list(
+        session.exec(
+            select(FrontierVersion)
+            .where(
+                FrontierVersion.system_id == system_id,
+                FrontierVersion.workload_id == workload_id,
+            )
+            .order_by(col(FrontierVersion.version))
+        ).all()
+    )
+
+
+def resolve_curve(
+    session: Session, *, system_id: int, workload_name: str, workload_version: int | None = None
+) -> tuple[System, Workload]:
+    """The system and the workload version of its curve on `workload_name`.
+
+    Without `workload_version`: the newest version of the workload that has a frontier for
+    this system, else the newest version of the workload (whose curve is then empty).
+    """
+    system = _system(session, system_id)
+    query = select(Workload).where(Workload.name == workload_name)
+    if workload_version is not None:
+        query = query.where(Workload.version == workload_version)
+    workloads = list(session.exec(query.order_by(col(Workload.version).desc())).all())
+    if not workloads:
+        shown = workload_name + (f" v{workload_version}" if workload_version else "")
+        raise NotFound(f"no workload {shown}", field="workload")
+    for w in workloads:
+        if _latest(session, system_id, _wid(w)) is not None:
+            return system, w
+    return system, workloads[0]
+
+
+def _wid(workload: Workload) -> int:
+    assert workload.id is not None
+    return workload.id
+
+
+def resolve_axes(x: str | None, y: str | None) -> tuple[pareto.Axis, pareto.Axis]:
+    """The two axes by name (defaults: per-user TPS, TPS); UnknownAxis naming `x` or `y`."""
+    ax = pareto.axis(x or pareto.DEFAULT_X, "x")
+    ay = pareto.axis(y or pareto.DEFAULT_Y, "y")
+    if ax.name == ay.name:
+        raise Invalid(f"x and y are both {ax.name}; choose two different axes", field="y")
+    return ax, ay
+
+
+@dataclass(frozen=True)
+class MemberStatus:
+    """One member point of a version, seen on two axes."""
+
+    point: Point
+    on_frontier: bool
+    dominated_by: tuple[int, ...]
+    measured: bool  # False: a figure on x or y is missing, so it is not placed at all
+
+
+@dataclass(frozen=True)
+class FrontierView:
+    """A version seen on two axes: its members with their status, and its step function."""
+
+    system: System
+    workload: Workload
+    version: FrontierVersion
+    x: pareto.Axis
+    y: pareto.Axis
+    members: tuple[MemberStatus, ...]
+    steps: pareto.StepFunction
+    not_measured: tuple[int, ...]  # member ids left out: a figure on x or y is missing
+    baseline: frozenset[int] = frozenset()  # member ids imported (Submission.source)
+
+
+def _points(session: Session, ids: Sequence[int]) -> list[Point]:
+    if not ids:
+        return []
+    rows = session.exec(select(Point).where(col(Point.id).in_(list(ids)))).all()
+    return sorted(rows, key=lambda p: (p.concurrency, _id(p)))
+
+
+def view_of(
+    points: Sequence[Point], x: pareto.Axis, y: pareto.Axis
+) -> tuple[tuple[MemberStatus, ...], pareto.StepFunction, tuple[int, ...]]:
+    """Members' status, the step function and the unmeasured ids of `points` on (x, y).
+
+    On the concurrency view the step function is the measured curve (every point, ordered
+    by concurrency); a point's status still says whether another point reaches at least its
+    y with no more concurrency (concurrency counts as a resource: lower is better).
+    """
+    projected, missing = pareto.project(((_id(p), figures(p)) for p in points), x, y)
+    front = pareto.pareto_set(projected, x, y)
+    front_ids = {p.id for p in front}
+    by_id = {p.id: p for p in projected}
+    members = []
+    for p in points:
+        placed = by_id.get(_id(p))
+        if placed is None:
+            members.append(MemberStatus(p, False, (), False))
+            continue
+        members.append(
+            MemberStatus(
+                p,
+                placed.id in front_ids,
+                tuple(pareto.dominators(placed, front, x, y)),
+                True,
+            )
+        )
+    steps = pareto.step_function(projected, x, y, all_points=pareto.is_step_view(x, y))
+    return tuple(members), steps, tuple(sorted(missing))
+
+
+def view(
+    session: Session,
+    *,
+    system_id: int,
+    workload_name: str,
+    workload_version: int | None = None,
+    version: int | None = None,
+    x: str | None = None,
+    y: str | None = None,
+) -> FrontierView:
+    """Frontier version `version` (the newest when None) of a system on a workload, on (x, y)."""
+    ax, ay = resolve_axes(x, y)
+    system, workload = resolve_curve(
+        session, system_id=system_id, workload_name=workload_name, workload_version=workload_version
+    )
+    row = get_version(session, system_id=system_id, workload_id=_wid(workload), version=version)
+    points = _points(session, row.members)
+    members, steps, missing = view_of(points, ax, ay)
+    return FrontierView(
+        system, workload, row, ax, ay, members, steps, missing, _baseline(session, points)
+    )
+
+
+def _baseline(session: Session, points: Sequence[Point]) -> frozenset[int]:
+    """Ids of `points` that were imported (baseline), not measured here."""
+    sub_ids = {p.submission_id for p in points}
+    if not sub_ids:
+        return frozenset()
+    imported = set(
+        session.exec(
+            select(Submission.id).where(
+                col(Submission.id).in_(sub_ids),
+                Submission.source == SubmissionSource.IMPORTED,
+            )
+        ).all()
+    )
+    return frozenset(_id(p) for p in points if p.submission_id in imported)
+
+
+def versions(
+    session: Session, *, system_id: int, workload_name: str, workload_version: int | None = None
+) -> tuple[System, Workload, list[FrontierVersion]]:
+    """The history of a system's curve on a workload (resolved as in `view`), oldest first."""
+    system, workload = resolve_curve(
+        session, system_id=system_id, workload_name=workload_name, workload_version=workload_version
+    )
+    return system, workload, history(session, system_id=system_id, workload_id=_wid(workload))
+
+
+def admissibility(
+    session: Session, *, view: FrontierView, slo_name: str
+) -> tuple[str, str, dict[int, Admissibility]]:
+    """(profile name, quality note, verdict per member) of a view under SLO `slo_name`.
+
+    Quality comes from the workload (no accuracy suite: "not measured", which does not
+    block); NotFound with field "slo" for an unknown profile.
+    """
+    profile = slo_service.get_profile(session, name=slo_name)
+    limits = slo_service.limits_of(profile)
+    quality, note = workload_quality(view.workload.definition)
+    verdicts = {
+        _id(m.point): evaluate(m.point.metrics, limits, quality=quality) for m in view.members
+    }
+    return profile.name, note, verdicts
+
+
+@dataclass(frozen=True)
+class SystemCurve:
+    """One system's curve in a comparison; `version` None when it has no frontier there."""
+
+    system: System
+    version: FrontierVersion | None
+    steps: pareto.StepFunction
+    not_measured: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    workload: Workload
+    x: pareto.Axis
+    y: pareto.Axis
+    curves: tuple[SystemCurve, ...]
+
+
+def compare(
+    session: Session,
+    *,
+    workload_name: str,
+    system_ids: Sequence[int],
+    axes: tuple[str | None, str | None] = (None, None),
+    workload_version: int | None = None,
+) -> Comparison:
+    """Several systems' current step functions on one workload version, on the same axes.
+
+    All curves are read on one workload version (a figure measured under another definition
+    is not comparable): the one given, else the newest version on which at least one of the
+    systems has a frontier. A system without a frontier there gets an empty curve.
+    """
+    ax, ay = resolve_axes(*axes)
+    ids = list(dict.fromkeys(system_ids))
+    if not ids:
+        raise Invalid("name at least one system to compare", field="system_id")
+    if len(ids) > MAX_COMPARED_SYSTEMS:
+        raise Invalid(
+            f"compare at most {MAX_COMPARED_SYSTEMS} systems, not {len(ids)}", field="system_id"
+        )
+    systems = [_system(session, sid) for sid in ids]
+    query = select(Workload).where(Workload.name == workload_name)
+    if workload_version is not None:
+        query = query.where(Workload.version == workload_version)
+    workloads = list(session.exec(query.order_by(col(Workload.version).desc())).all())
+    if not workloads:
+        shown = workload_name + (f" v{workload_version}" if workload_version else "")
+        raise NotFound(f"no workload {shown}", field="workload")
+    chosen = workloads[0]
+    for w in workloads:
+        if any(_latest(session, sid, _wid(w)) is not None for sid in ids):
+            chosen = w
+            break
+    curves = []
+    for system in systems:
+        row = _latest(session, _sid(system), _wid(chosen))
+        members = _points(session, row.members) if row else []
+        _status, steps, missing = view_of(members, ax, ay)
+        curves.append(SystemCurve(system, row, steps, missing))
+    return Comparison(chosen, ax, ay, tuple(curves))
+
+
+def _sid(system: System) -> int:
+    assert system.id is not None
+    return system.id
+
+
+def member_figures(members: Sequence[MemberStatus]) -> Mapping[int, Mapping[str, Any]]:
+    """Member id -> figures, for admissibility and tables."""
+    return {_id(m.point): figures(m.point) for m in members}

@@ -10,6 +10,7 @@ from orchestrator.config import get_settings
 from orchestrator.db import make_engine
 
 config = context.config
+MIGRATION_LOCK_ID = 7_261_535  # pg_advisory_xact_lock key: "rollbench migrations"
 target_metadata = SQLModel.metadata
 
 
@@ -50,6 +51,11 @@ def _run(connection: object) -> None:
         compare_type=True,
     )
     with context.begin_transaction():
+        if connection.dialect.name == "postgresql":  # type: ignore[attr-defined]
+            # one migrator at a time; the next reads the version after this one committed
+            connection.exec_driver_sql(  # type: ignore[attr-defined]
+                f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_ID})"
+            )
         context.run_migrations()
 
 

@@ -75,3 +75,22 @@ def test_enums_are_stored_by_value(db_url: str) -> None:
         with pytest.raises(sa.exc.IntegrityError):
             session.commit()
     engine.dispose()
+
+
+def _upgrade(url: str) -> None:
+    migrate.upgrade(url)
+
+
+def test_processes_migrating_at_once_all_succeed(db_url: str) -> None:
+    """`rollbench up` and a CLI in another shell may both migrate a new store at once: one
+    waits for the other (a lock file on SQLite, an advisory lock on PostgreSQL)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_upgrade, args=(db_url,)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    migrate.check(db_url)

@@ -11,7 +11,9 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from api.deps import IdPath, PrincipalDep, SessionDep
-from orchestrator.interop.export import readable_point, result_summary_v1, run_metadata_v07
+from orchestrator.interop.export import result_summary_v1
+from orchestrator.interop.export_context import readable_point
+from orchestrator.interop.export_v07 import run_metadata_v07
 
 router = APIRouter(prefix="/v1", tags=["interop"])
 

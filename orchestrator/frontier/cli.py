@@ -17,7 +17,8 @@ from rich.table import Table
 from orchestrator.cliutil import fail, store
 from orchestrator.errors import ServiceError
 from orchestrator.frontier import pareto, plot, service
-from orchestrator.frontier.service import FrontierView, MemberStatus, figures
+from orchestrator.frontier.curves import figures
+from orchestrator.frontier.service import FrontierView, MemberStatus
 from orchestrator.slo.admissibility import Admissibility
 
 __all__ = ["frontier_app"]

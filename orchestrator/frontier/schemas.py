@@ -14,8 +14,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from orchestrator.frontier import pareto
+from orchestrator.frontier.curves import figures
 from orchestrator.frontier.models import FrontierVersion
-from orchestrator.frontier.service import Comparison, FrontierView, MemberStatus, figures
+from orchestrator.frontier.service import Comparison, FrontierView, MemberStatus
 from orchestrator.runs.models import PointState
 from orchestrator.slo.admissibility import Admissibility
 from orchestrator.slo.schemas import ReasonPublic

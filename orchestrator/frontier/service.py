@@ -1,35 +1,30 @@
-"""Frontier versions: every accepted change to a (system, workload) curve becomes a version.
-
-`apply_change` is called by whoever accepts points (the review service for measured
-submissions, the importer for baseline points) once they are ACCEPTED and flushed: it
-supersedes older points at the same concurrency, writes the next version with what was added,
-superseded and newly dominated, and audits it — all in the caller's transaction. The
-programme's update window freezes a curve some days after its first version (0: right after
-its creating submission, as MLPerf v1.0 asks); `check_window` is that check alone, so the
-reviewer can refuse before touching any point.
+"""Reading frontiers: a curve's current version, its history, a version on two axes, and
+several systems compared on one workload — with, on request, each member's admissibility
+under an SLO profile.
 
 Reads are public to any authenticated principal: accepted points and frontiers are
 published results. Imported points (Submission.source == imported) are ordinary accepted
-points — the baseline a rolling submission is compared against.
+points — the baseline a rolling submission is compared against. Writes (`apply_change`,
+`check_window`) live in changes.py and are re-exported here, where the review service and
+the tests import them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlmodel import Session, col, select
 
-from orchestrator.audit.service import record
 from orchestrator.auth.models import Organisation
-from orchestrator.db import MAX_ID, utcnow
-from orchestrator.errors import Conflict, Invalid, NotFound
+from orchestrator.db import MAX_ID
+from orchestrator.errors import Invalid, NotFound
 from orchestrator.frontier import pareto
+from orchestrator.frontier.changes import apply_change, check_window
+from orchestrator.frontier.curves import figures, latest_version, point_id
 from orchestrator.frontier.models import FrontierVersion
-from orchestrator.programme import programme
-from orchestrator.runs.models import Point, PointState
+from orchestrator.runs.models import Point
 from orchestrator.slo import service as slo_service
 from orchestrator.slo.admissibility import Admissibility, evaluate, workload_quality
 from orchestrator.submissions.models import Submission, SubmissionSource
@@ -43,11 +38,10 @@ __all__ = [
     "MemberStatus",
     "SystemCurve",
     "admissibility",
-    "apply_change",
-    "check_window",
+    "apply_change",  # re-exported from changes.py
+    "check_window",  # re-exported from changes.py
     "compare",
     "current",
-    "figures",
     "find_system",
     "get_version",
     "history",
@@ -59,208 +53,6 @@ __all__ = [
 ]
 
 MAX_COMPARED_SYSTEMS = 20
-
-
-# ---------------------------------------------------------------- writing
-
-
-def _first_version(session: Session, system_id: int, workload_id: int) -> FrontierVersion | None:
-    return session.exec(
-        select(FrontierVersion).where(
-            FrontierVersion.system_id == system_id,
-            FrontierVersion.workload_id == workload_id,
-            FrontierVersion.version == 1,
-        )
-    ).first()
-
-
-def check_window(
-    session: Session,
-    *,
-    system_id: int,
-    workload_id: int,
-    submission_id: int | None,
-    now: datetime | None = None,
-) -> None:
-    """Conflict if the curve's update window closed (and `submission_id` did not create it).
-
-    The window opens with version 1 and lasts `programme().update_window_days`; the
-    submission that created version 1 may always complete its own curve, so a window of 0
-    days freezes the curve right after it.
-    """
-    first = _first_version(session, system_id, workload_id)
-    if first is None:
-        return
-    if submission_id is not None and submission_id == first.submission_id:
-        return
-    days = programme().update_window_days
-    closes = first.created_at + timedelta(days=days)
-    moment = _aware(now or utcnow())
-    if moment > closes:
-        raise Conflict(
-            f"the frontier of system {system_id} on workload {workload_id} is frozen: its "
-            f"update window of {days:g} days closed at {closes.isoformat()} (version 1 was "
-            f"created by submission {first.submission_id}); submit on a new workload version",
-            field="submission_id",
-        )
-
-
-def _aware(moment: datetime) -> datetime:
-    """`moment` in UTC; a naive time is taken to be UTC (as the store does)."""
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-def _latest(session: Session, system_id: int, workload_id: int) -> FrontierVersion | None:
-    return session.exec(
-        select(FrontierVersion)
-        .where(
-            FrontierVersion.system_id == system_id,
-            FrontierVersion.workload_id == workload_id,
-        )
-        .order_by(col(FrontierVersion.version).desc())
-    ).first()
-
-
-def _live(session: Session, system_id: int, workload_id: int) -> list[Point]:
-    return list(
-        session.exec(
-            select(Point)
-            .where(
-                Point.system_id == system_id,
-                Point.workload_id == workload_id,
-                Point.state == PointState.ACCEPTED,
-            )
-            .order_by(col(Point.id))
-        ).all()
-    )
-
-
-def figures(point: Point) -> dict[str, Any]:
-    """A point's figures for the axes: its metrics, and its concurrency from the column."""
-    return {**point.metrics, "concurrency": point.concurrency}
-
-
-def _default_pareto(points: Sequence[Point]) -> list[int]:
-    x, y = pareto.axis(pareto.DEFAULT_X), pareto.axis(pareto.DEFAULT_Y)
-    projected, _missing = pareto.project(((_id(p), figures(p)) for p in points), x, y)
-    return sorted(p.id for p in pareto.pareto_set(projected, x, y))
-
-
-def _id(point: Point) -> int:
-    assert point.id is not None, "points must be flushed before they reach the frontier"
-    return point.id
-
-
-def apply_change(
-    session: Session,
-    *,
-    system_id: int,
-    workload_id: int,
-    accepted: Sequence[Point],
-    actor: str,
-    submission_id: int | None = None,
-    reason: str = "",
-    now: datetime | None = None,
-) -> FrontierVersion | None:
-    """Merge newly ACCEPTED points into the curve; the new version, or None if none given.
-
-    At each concurrency the newest accepted point (by created_at, then id) stays and the
-    others become SUPERSEDED, pointing at it. `dominated` lists the previous version's
-    Pareto points that are still live but no longer on the Pareto set.
-    """
-    if not accepted:
-        return None
-    for p in accepted:
-        if p.system_id != system_id or p.workload_id != workload_id:
-            raise Invalid(
-                f"point {p.id} belongs to system {p.system_id} / workload {p.workload_id}, "
-                f"not to the curve of system {system_id} / workload {workload_id}",
-                field="accepted",
-            )
-        if p.state != PointState.ACCEPTED:
-            raise Invalid(f"point {p.id} is {p.state}, not accepted", field="accepted")
-    check_window(
-        session, system_id=system_id, workload_id=workload_id, submission_id=submission_id, now=now
-    )
-    system = session.get(System, system_id)
-    if system is None:
-        raise NotFound(f"no system {system_id}", field="system_id")
-    moment = _aware(now or utcnow())
-    previous = _latest(session, system_id, workload_id)
-
-    by_level: dict[int, list[Point]] = {}
-    for p in _live(session, system_id, workload_id):
-        by_level.setdefault(p.concurrency, []).append(p)
-    superseded: list[int] = []
-    for level_points in by_level.values():
-        if len(level_points) < 2:
-            continue
-        ordered = sorted(level_points, key=lambda p: (p.created_at, _id(p)))
-        winner = ordered[-1]
-        for old in ordered[:-1]:
-            old.state = PointState.SUPERSEDED
-            old.superseded_by = winner.id
-            session.add(old)
-            superseded.append(_id(old))
-            record(
-                session,
-                actor=actor,
-                organisation_id=system.organisation_id,
-                object_type="point",
-                object_id=_id(old),
-                action="supersede",
-                from_state=PointState.ACCEPTED.value,
-                to_state=PointState.SUPERSEDED.value,
-                reason=f"newer accepted point {winner.id} at concurrency {winner.concurrency}",
-                data={"superseded_by": winner.id},
-            )
-    session.flush()
-
-    live = [p for p in _live(session, system_id, workload_id)]
-    members = sorted(_id(p) for p in live)
-    front = _default_pareto(live)
-    was_front = set(previous.pareto) if previous else set()
-    dominated = sorted((was_front & set(members)) - set(front))
-    version = FrontierVersion(
-        system_id=system_id,
-        workload_id=workload_id,
-        version=(previous.version + 1) if previous else 1,
-        members=members,
-        pareto=front,
-        added=sorted(_id(p) for p in accepted),
-        superseded=sorted(superseded),
-        dominated=dominated,
-        submission_id=submission_id,
-        actor=actor[:100],
-        reason=reason[:2000],
-        created_at=moment,
-    )
-    session.add(version)
-    session.flush()
-    assert version.id is not None
-    record(
-        session,
-        actor=actor,
-        organisation_id=system.organisation_id,
-        object_type="frontier_version",
-        object_id=version.id,
-        action="create",
-        to_state=f"v{version.version}",
-        reason=reason,
-        data={
-            "system_id": system_id,
-            "workload_id": workload_id,
-            "version": version.version,
-            "added": list(version.added),
-            "superseded": list(version.superseded),
-            "dominated": list(version.dominated),
-            "submission_id": submission_id,
-        },
-    )
-    return version
-
-
-# ---------------------------------------------------------------- reading
 
 
 def _system(session: Session, system_id: int) -> System:
@@ -298,7 +90,7 @@ def find_system(session: Session, *, ref: str) -> System:
 
 def current(session: Session, *, system_id: int, workload_id: int) -> FrontierVersion | None:
     """The newest version of the curve, None if it has none yet."""
-    return _latest(session, system_id, workload_id)
+    return latest_version(session, system_id, workload_id)
 
 
 def get_version(
@@ -306,7 +98,7 @@ def get_version(
 ) -> FrontierVersion:
     """Version `version` of the curve (the newest when None); NotFound naming what is missing."""
     if version is None:
-        row = _latest(session, system_id, workload_id)
+        row = latest_version(session, system_id, workload_id)
         if row is None:
             raise NotFound(
                 f"system {system_id} has no frontier on workload {workload_id} yet",
@@ -360,7 +152,7 @@ def resolve_curve(
         shown = workload_name + (f" v{workload_version}" if workload_version else "")
         raise NotFound(f"no workload {shown}", field="workload")
     for w in workloads:
-        if _latest(session, system_id, _wid(w)) is not None:
+        if latest_version(session, system_id, _wid(w)) is not None:
             return system, w
     return system, workloads[0]
 
@@ -408,7 +200,7 @@ def _points(session: Session, ids: Sequence[int]) -> list[Point]:
     if not ids:
         return []
     rows = session.exec(select(Point).where(col(Point.id).in_(list(ids)))).all()
-    return sorted(rows, key=lambda p: (p.concurrency, _id(p)))
+    return sorted(rows, key=lambda p: (p.concurrency, point_id(p)))
 
 
 def view_of(
@@ -420,13 +212,13 @@ def view_of(
     by concurrency); a point's status still says whether another point reaches at least its
     y with no more concurrency (concurrency counts as a resource: lower is better).
     """
-    projected, missing = pareto.project(((_id(p), figures(p)) for p in points), x, y)
+    projected, missing = pareto.project(((point_id(p), figures(p)) for p in points), x, y)
     front = pareto.pareto_set(projected, x, y)
     front_ids = {p.id for p in front}
     by_id = {p.id: p for p in projected}
     members = []
     for p in points:
-        placed = by_id.get(_id(p))
+        placed = by_id.get(point_id(p))
         if placed is None:
             members.append(MemberStatus(p, False, (), False))
             continue
@@ -478,7 +270,7 @@ def _baseline(session: Session, points: Sequence[Point]) -> frozenset[int]:
             )
         ).all()
     )
-    return frozenset(_id(p) for p in points if p.submission_id in imported)
+    return frozenset(point_id(p) for p in points if p.submission_id in imported)
 
 
 def versions(
@@ -503,7 +295,7 @@ def admissibility(
     limits = slo_service.limits_of(profile)
     quality, note = workload_quality(view.workload.definition)
     verdicts = {
-        _id(m.point): evaluate(m.point.metrics, limits, quality=quality) for m in view.members
+        point_id(m.point): evaluate(m.point.metrics, limits, quality=quality) for m in view.members
     }
     return profile.name, note, verdicts
 
@@ -558,12 +350,12 @@ def compare(
         raise NotFound(f"no workload {shown}", field="workload")
     chosen = workloads[0]
     for w in workloads:
-        if any(_latest(session, sid, _wid(w)) is not None for sid in ids):
+        if any(latest_version(session, sid, _wid(w)) is not None for sid in ids):
             chosen = w
             break
     curves = []
     for system in systems:
-        row = _latest(session, _sid(system), _wid(chosen))
+        row = latest_version(session, _sid(system), _wid(chosen))
         members = _points(session, row.members) if row else []
         _status, steps, missing = view_of(members, ax, ay)
         curves.append(SystemCurve(system, row, steps, missing))
@@ -577,4 +369,4 @@ def _sid(system: System) -> int:
 
 def member_figures(members: Sequence[MemberStatus]) -> Mapping[int, Mapping[str, Any]]:
     """Member id -> figures, for admissibility and tables."""
-    return {_id(m.point): figures(m.point) for m in members}
+    return {point_id(m.point): figures(m.point) for m in members}

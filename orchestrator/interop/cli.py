@@ -21,7 +21,8 @@ from orchestrator.auth.models import Organisation
 from orchestrator.auth.service import AuthError, create_organisation
 from orchestrator.cliutil import ACTOR, fail, store
 from orchestrator.errors import NotFound, ServiceError
-from orchestrator.interop.export import write_frontier_v1, write_point_v07, write_point_v1
+from orchestrator.interop.export import write_frontier_v1, write_point_v1
+from orchestrator.interop.export_v07 import write_point_v07
 from orchestrator.interop.importer import import_mlperf
 from orchestrator.runs.models import Point
 from orchestrator.systems.models import System

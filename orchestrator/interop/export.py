@@ -1,7 +1,7 @@
-"""Export points and frontiers in the MLPerf Endpoints formats (DESIGN §9).
+"""Export points and frontiers as the MLPerf Endpoints v1.0 bundle (DESIGN §9).
 
-v1.0 bundle, in the layout the official checker (package `endpoints-submission-cli` 1.5.3.0:
-`endpoints-submission-cli check-submission`, `submission_checker/layout.py`) reads:
+The bundle is in the layout the official checker (package `endpoints-submission-cli`
+1.5.3.0: `endpoints-submission-cli check-submission`, `submission_checker/layout.py`) reads:
 
     OUT/<organisation>/<submission>/src/rollbench/README.md
     OUT/<organisation>/<submission>/docs/README.md
@@ -17,11 +17,7 @@ no accuracy run exists yet, and the checker reads a missing file as "no accuracy
 (its accuracy-present / accuracy-coverage rules then fail, truthfully) whereas an empty one
 would claim an accuracy file and fail as invalid.
 
-v0.7 `run_metadata.json` is computed from the point's canonical metrics, as the MLCommons
-field guide (`docs/run-metadata-fields.md`) defines it: `measured_total_requests =
-n_samples_completed`, `measured_run_duration = duration_ns / 1e9`, `system_tps = output
-tokens / duration`, `tps_per_user = system_tps / concurrency`, `qps = requests / duration`,
-`ttft` = TTFT p99 in ms, `measured_latency_*` in ms. A figure the point lacks is null.
+The v0.7 `run_metadata.json` writer is export_v07.py; `write_point_v07` is re-exported here.
 """
 
 from __future__ import annotations
@@ -29,7 +25,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -37,48 +32,34 @@ import yaml
 from sqlmodel import Session
 
 from orchestrator.auth.models import Organisation
-from orchestrator.auth.service import Principal
 from orchestrator.errors import NotFound
 from orchestrator.frontier.service import get_version
+from orchestrator.interop.export_context import (
+    PARALLELISM,
+    PointContext,
+    node_config,
+    point_context,
+    write_json,
+    write_yaml,
+)
+from orchestrator.interop.export_v07 import write_point_v07
 from orchestrator.interop.formats import to_v1_counting
-from orchestrator.interop.importer import redact_mapping
-from orchestrator.runs.models import Point, PointState, Run
-from orchestrator.runs.points import get_point
+from orchestrator.interop.redact import redact_mapping
+from orchestrator.runs.models import Point
 from orchestrator.submissions.models import Publication, Submission
 from orchestrator.systems.models import System
 from orchestrator.workloads.models import Workload
 
 __all__ = [
     "IMPLEMENTATION",
-    "readable_point",
     "result_summary_v1",
-    "run_metadata_v07",
     "write_frontier_v1",
-    "write_point_v07",
+    "write_point_v07",  # re-exported from export_v07.py
     "write_point_v1",
 ]
 
 IMPLEMENTATION: Final = "rollbench"
 SERIES: Final = ("ttft", "tpot", "latency", "output_sequence_lengths", "input_sequence_lengths")
-_V07_SERIES: Final = (("ttft", "ttft_ms"), ("tpot", "tpot_ms"), ("request", "latency_ms"))
-_V07_FIGURES: Final = (
-    ("min", "min"),
-    ("average", "avg"),
-    ("p50", "50.0"),
-    ("p90", "90.0"),
-    ("p95", "95.0"),
-    ("p99", "99.0"),
-    ("p999", "99.9"),
-    ("max", "max"),
-)
-_PARALLELISM: Final = (
-    "tensor_parallel",
-    "pipeline_parallel",
-    "expert_parallel",
-    "data_parallel",
-    "disaggregated",
-    "batch",
-)
 # §8.2.1 node fields a system's topology may declare; copied into system_desc.json as given
 _NODE_FIELDS: Final = (
     "host_processor_model_name",
@@ -99,35 +80,6 @@ _NODE_FIELDS: Final = (
 )
 
 
-@dataclass(frozen=True)
-class _Context:
-    point: Point
-    run: Run
-    submission: Submission
-    system: System
-    workload: Workload
-
-
-def _context(session: Session, point: Point) -> _Context:
-    run = session.get(Run, point.run_id)
-    submission = session.get(Submission, point.submission_id)
-    system = session.get(System, point.system_id)
-    workload = session.get(Workload, point.workload_id)
-    assert run is not None and submission is not None
-    assert system is not None and workload is not None
-    return _Context(point, run, submission, system, workload)
-
-
-def readable_point(session: Session, *, principal: Principal, point_id: int) -> Point:
-    """The point if `principal` may read it: accepted points are published, others follow
-    the submission's organisation (a foreign unpublished point is NotFound, like a missing
-    one)."""
-    point = session.get(Point, point_id)
-    if point is not None and point.state is PointState.ACCEPTED:
-        return point
-    return get_point(session, principal=principal, point_id=point_id)
-
-
 # --------------------------------------------------------------------------- documents
 
 
@@ -145,7 +97,7 @@ def result_summary_v1(session: Session, *, point: Point) -> dict[str, Any]:
 
     NotFound when the point's result file is gone (a store whose artifacts were removed).
     """
-    ctx = _context(session, point)
+    ctx = point_context(session, point)
     where = (ctx.run.summary or {}).get("result_summary_path")
     if not where or not Path(where).is_file():
         raise NotFound(f"point {point.id} has no result_summary.json on this store")
@@ -170,62 +122,6 @@ def result_summary_v1(session: Session, *, point: Point) -> dict[str, Any]:
     if p90 is not None and p90 > 0:
         doc["tps_per_user"] = 1000.0 / (p90 / 1e6)
     return doc
-
-
-def _node_config(system: System) -> str | None:
-    if not system.accelerator_model:
-        return None
-    return f"{system.accelerator_count}x {system.accelerator_model}"
-
-
-def _config_summary(system: System) -> dict[str, Any]:
-    topology = system.topology or {}
-    return {name: topology.get(name) for name in _PARALLELISM}
-
-
-def run_metadata_v07(session: Session, *, point: Point) -> dict[str, Any]:
-    """The point as a v0.7 `run_metadata.json` (seconds and milliseconds)."""
-    ctx = _context(session, point)
-    m = point.metrics
-    duration_s = m.get("duration_s")
-    completed = m.get("completed")
-    tokens = m.get("output_tokens")
-    system_tps = tokens / duration_s if tokens is not None and duration_s else m.get("tps")
-    qps = completed / duration_s if completed is not None and duration_s else None
-    doc: dict[str, Any] = {
-        "run_date": ctx.run.finished_at.date().isoformat() if ctx.run.finished_at else None,
-        "node_config": _node_config(ctx.system),
-        "config_summary": _config_summary(ctx.system),
-        "config_summary_notes": None,
-        "concurrency": point.concurrency,
-        "system_tps": system_tps,
-        "tps_per_user": None if system_tps is None else system_tps / point.concurrency,
-        "ttft": _metric_pct(m, "ttft_ms", "99.0"),
-        "qps": qps,
-        "tps_utilization": None,
-        "measured_total_output_tokens": tokens,
-        "measured_run_duration": duration_s,
-        "measured_total_requests": completed,
-        "link_config": None,
-        "link_logs": None,
-    }
-    for family, key in _V07_SERIES:
-        series = m.get(key) or {}
-        for suffix, source in _V07_FIGURES:
-            if source in ("min", "avg", "max"):
-                value = series.get(source)
-            else:
-                value = _metric_pct(m, key, source)
-            doc[f"measured_latency_{family}_{suffix}"] = value
-    return doc
-
-
-def _metric_pct(metrics: Mapping[str, Any], key: str, pct: str) -> float | None:
-    series = metrics.get(key)
-    if not isinstance(series, Mapping):
-        return None
-    value = (series.get("percentiles") or {}).get(pct)
-    return None if value is None else float(value)
 
 
 # --------------------------------------------------------------------------- v1.0 bundle
@@ -279,14 +175,14 @@ def _system_desc(
         "system_node_ensemble_total": system.nodes,
         "serving_framework": node["inference_backend"],
         "node_types": [node],
-        "node_config": _node_config(system),
+        "node_config": node_config(system),
         "model_precision": system.precision or None,
         "tps_utilization": utilization,
     }
     for key in ("availability_url", "target_availability_date", "endpoint_url"):
         if key in topology:
             doc[key] = topology[key]
-    for name in _PARALLELISM:
+    for name in PARALLELISM:
         if topology.get(name) is not None:
             doc[name] = topology[name]
     return doc
@@ -340,7 +236,7 @@ def _dataset(workload: Workload) -> tuple[str, str]:
 
 
 def _point_yaml(
-    ctx: _Context, doc: Mapping[str, Any], *, division: str, model: str, c_max: int
+    ctx: PointContext, doc: Mapping[str, Any], *, division: str, model: str, c_max: int
 ) -> dict[str, Any]:
     dataset_name, dataset_link = _dataset(ctx.workload)
     return {
@@ -372,7 +268,7 @@ def _point_yaml(
     }
 
 
-def _config_yaml(ctx: _Context, doc: Mapping[str, Any]) -> dict[str, Any]:
+def _config_yaml(ctx: PointContext, doc: Mapping[str, Any]) -> dict[str, Any]:
     """The configuration the harness ran: the imported config.yaml, else rollbench's spec."""
     stored = (ctx.run.summary or {}).get("config_path")
     if stored and Path(stored).is_file():
@@ -402,15 +298,7 @@ def _config_yaml(ctx: _Context, doc: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
-def _write_json(path: Path, doc: Any) -> None:
-    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-
-
-def _write_yaml(path: Path, doc: Any) -> None:
-    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-
-
-def _write_shared(root: Path, contexts: Sequence[_Context]) -> None:
+def _write_shared(root: Path, contexts: Sequence[PointContext]) -> None:
     src = root / "src" / IMPLEMENTATION
     src.mkdir(parents=True, exist_ok=True)
     kinds = sorted({c.submission.source.value for c in contexts})
@@ -433,7 +321,7 @@ def _write_shared(root: Path, contexts: Sequence[_Context]) -> None:
 
 
 def _write_bundle(session: Session, points: Sequence[Point], root: Path) -> Path:
-    contexts = [_context(session, p) for p in sorted(points, key=lambda p: p.concurrency)]
+    contexts = [point_context(session, p) for p in sorted(points, key=lambda p: p.concurrency)]
     docs = [result_summary_v1(session, point=c.point) for c in contexts]
     tps = [float(d.get("system_tps") or 0.0) for d in docs]
     peak = max(tps) if tps else 0.0
@@ -445,12 +333,12 @@ def _write_bundle(session: Session, points: Sequence[Point], root: Path) -> Path
     for ctx, doc, point_tps in zip(contexts, docs, tps, strict=True):
         folder = curve / f"r{ctx.point.concurrency}"
         folder.mkdir(parents=True, exist_ok=True)
-        _write_json(folder / "result_summary.json", doc)
-        _write_yaml(
+        write_json(folder / "result_summary.json", doc)
+        write_yaml(
             folder / "point.yaml",
             _point_yaml(ctx, doc, division=division, model=model, c_max=c_max),
         )
-        _write_json(
+        write_json(
             folder / "system_desc.json",
             _system_desc(
                 system,
@@ -460,7 +348,7 @@ def _write_bundle(session: Session, points: Sequence[Point], root: Path) -> Path
                 utilization=point_tps / peak if peak > 0 else 0.0,
             ),
         )
-        _write_yaml(folder / "config.yaml", _config_yaml(ctx, doc))
+        write_yaml(folder / "config.yaml", _config_yaml(ctx, doc))
     _write_shared(root, contexts)
     return root
 
@@ -476,15 +364,6 @@ def write_point_v1(session: Session, *, point: Point, out: Path) -> Path:
     assert system is not None
     root = out / _org(session, system) / f"point-{point.id}"
     return _write_bundle(session, [point], root)
-
-
-def write_point_v07(session: Session, *, point: Point, out: Path) -> Path:
-    """The point's v0.7 `run_metadata.json` under `out/point_<N>/`; returns the file."""
-    folder = out / f"point_{point.concurrency}"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / "run_metadata.json"
-    _write_json(target, run_metadata_v07(session, point=point))
-    return target
 
 
 def write_frontier_v1(

@@ -19,7 +19,10 @@ from rich.table import Table
 
 from orchestrator.cliutil import ACTOR, fail, store
 from orchestrator.errors import ServiceError
-from orchestrator.review import service
+from orchestrator.review.access import LocalOperator
+from orchestrator.review.decisions import PointDecision, accept_all, decide, reject_all
+from orchestrator.review.entry import recheck
+from orchestrator.review.service import ReviewView, get_review, queue
 from orchestrator.submissions.schemas import summarise
 
 __all__ = ["review_app"]
@@ -32,7 +35,7 @@ review_app = typer.Typer(
     rich_markup_mode=None,
 )
 
-OPERATOR = service.LocalOperator(actor=ACTOR)
+OPERATOR = LocalOperator(actor=ACTOR)
 
 
 @review_app.callback()
@@ -77,7 +80,7 @@ def review_list(
     """Submissions waiting for a decision, the longest waiting first."""
     try:
         with store() as session:
-            items, total = service.queue(session, principal=OPERATOR, limit=limit)
+            items, total = queue(session, principal=OPERATOR, limit=limit)
     except ServiceError as exc:
         _fail(exc)
     table = Table(title=f"review queue: {total} submission(s) waiting", title_justify="left")
@@ -117,7 +120,7 @@ def _findings_table(findings: list[dict[str, Any]]) -> Table:
     return table
 
 
-def _points_table(view: service.ReviewView) -> Table:
+def _points_table(view: ReviewView) -> Table:
     table = Table(title="points", title_justify="left")
     for name in ("point", "conc.", "QPS", "TPS", "per-user TPS", "TTFT p99 ms", "TPOT p99 ms"):
         table.add_column(name, justify="right")
@@ -147,7 +150,7 @@ def review_show(submission_id: SubmissionId) -> None:
     """A submission's findings, points (figures and state) and review thread."""
     try:
         with store() as session:
-            view = service.get_review(session, principal=OPERATOR, submission_id=submission_id)
+            view = get_review(session, principal=OPERATOR, submission_id=submission_id)
     except ServiceError as exc:
         _fail(exc)
     sub = view.submission
@@ -188,8 +191,8 @@ def _decide(submission_id: int, verdict: str, points: list[int] | None, comment:
     try:
         with store() as session:
             if points:
-                decisions = [service.PointDecision(p, verdict, "") for p in points]
-                sub = service.decide(
+                decisions = [PointDecision(p, verdict, "") for p in points]
+                sub = decide(
                     session,
                     principal=OPERATOR,
                     submission_id=submission_id,
@@ -197,11 +200,11 @@ def _decide(submission_id: int, verdict: str, points: list[int] | None, comment:
                     comment=comment,
                 )
             elif verdict == "accept":
-                sub = service.accept_all(
+                sub = accept_all(
                     session, principal=OPERATOR, submission_id=submission_id, comment=comment
                 )
             else:
-                sub = service.reject_all(
+                sub = reject_all(
                     session, principal=OPERATOR, submission_id=submission_id, comment=comment
                 )
             state = sub.state
@@ -236,7 +239,7 @@ def review_check(submission_id: SubmissionId) -> None:
     """Run the automated checks again (after the programme's rules changed, say)."""
     try:
         with store() as session:
-            sub = service.recheck(session, principal=OPERATOR, submission_id=submission_id)
+            sub = recheck(session, principal=OPERATOR, submission_id=submission_id)
             counts = summarise(sub.findings or [])
     except ServiceError as exc:
         _fail(exc)

@@ -29,7 +29,7 @@ every region covered *and* at least `min_points` (7) distinct levels in all, at 
 `max_points` (32). Offline is not a concurrency level and is not counted. This matches the
 official checker, which requires each region covered and 7–32 points.
 
-Pure: levels in, findings data out. `orchestrator.review.checks` turns them into findings.
+Pure: levels in, findings data out. `orchestrator.review.curve_checks` turns them into findings.
 """
 
 from __future__ import annotations

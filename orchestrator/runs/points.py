@@ -3,7 +3,7 @@
 Who reads a point: accepted points are published results (and superseded ones, which were
 accepted and stay in the frontier's history), so any authenticated principal reads and lists
 them; a candidate or rejected point is read by whoever may read its submission. Review
-(accept, reject) is orchestrator/review/service.py; superseding is the frontier's.
+(accept, reject) is orchestrator/review/decisions.py; superseding is the frontier's.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from orchestrator.endpoints.service import unsealed
 from orchestrator.loadgen.pool import HarnessError
 from orchestrator.loadgen.spec import DatasetSpec, EndpointSpec, SweepSpec, SyntheticSpec
 from orchestrator.loadgen.sweep import LevelResult, run_sweep
-from orchestrator.review.service import enter_review
+from orchestrator.review.entry import enter_review
 from orchestrator.runs.metrics import point_metrics
 from orchestrator.runs.models import Point, Run, RunKind, RunState
 from orchestrator.submissions.models import Submission, SubmissionSource, SubmissionState
@@ -324,7 +324,7 @@ def finish_if_done(engine: Engine, *, submission_id: int) -> SubmissionState:
     """Move the submission on when nothing is left to measure; return its state.
 
     A measured submission goes on to review at once: checked, IN_REVIEW, the operators
-    notified (orchestrator.review.service.enter_review).
+    notified (orchestrator.review.entry.enter_review).
     """
     with session_scope(engine) as session:
         sub = session.get(Submission, submission_id)

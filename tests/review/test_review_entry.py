@@ -10,7 +10,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from orchestrator.audit.models import AuditEntry
-from orchestrator.review import service as review_service
+from orchestrator.review import entry as review_service
 from orchestrator.review.models import ReviewAction, ReviewEntry, WebhookDelivery
 from orchestrator.review.service import LocalOperator, queue, recheck
 from orchestrator.runs.models import Point

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import NoReturn
 
 import typer
+from rich.console import Console
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlmodel import Session
@@ -45,3 +46,15 @@ def store() -> Iterator[Session]:
             yield session
     finally:
         engine.dispose()
+
+
+def console() -> Console:
+    """Where tables go: a pipe or a log file gets whole tables, not 80 truncated columns."""
+    return Console(width=None if sys.stdout.isatty() else 160)
+
+
+def num(value: object, digits: int = 1) -> str:
+    """A figure for a table cell: thousands separated, "—" when it was not measured."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "—"
+    return f"{value:,.{digits}f}"

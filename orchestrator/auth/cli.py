@@ -10,21 +10,16 @@ status 2; a store that cannot be opened in one line and exit status 1.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
-from sqlmodel import Session
 
-from orchestrator import migrate
 from orchestrator.auth.models import Role
 from orchestrator.auth.service import AuthError, create_token, list_tokens, revoke_token
-from orchestrator.config import get_settings
-from orchestrator.db import make_engine, session_scope
+from orchestrator.cliutil import ACTOR
+from orchestrator.cliutil import fail as _fail
+from orchestrator.cliutil import store as _store
 from orchestrator.secrets import (
     ENV_VAR,
     SecretsError,
@@ -35,10 +30,6 @@ from orchestrator.secrets import (
 )
 
 __all__ = ["keys_app", "token_app"]
-
-EXIT_USAGE = 2
-EXIT_STORE = 1
-ACTOR = "cli"
 
 
 def _group(help_text: str) -> typer.Typer:
@@ -63,28 +54,6 @@ def _token_group() -> None:
 @keys_app.callback()
 def _keys_group() -> None:
     """The keys that seal endpoint credentials at rest."""
-
-
-def _fail(message: str, status: int = EXIT_USAGE) -> NoReturn:
-    print(f"rollbench: error: {message}", file=sys.stderr)
-    raise typer.Exit(status)
-
-
-@contextmanager
-def _store() -> Iterator[Session]:
-    """A session on the configured store, migrated to head, committed on success."""
-    url = get_settings().resolved_database_url()
-    shown = make_url(url).render_as_string(hide_password=True)
-    try:
-        migrate.upgrade(url)
-        engine = make_engine(url)
-    except OperationalError as exc:
-        _fail(f"cannot open the store {shown}: {exc.orig}", EXIT_STORE)
-    try:
-        with session_scope(engine) as session:
-            yield session
-    finally:
-        engine.dispose()
 
 
 @token_app.command("create")

@@ -7,14 +7,12 @@ horizontal/vertical steps. Frontiers are published results: the CLI reads every 
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from orchestrator.cliutil import fail, store
+from orchestrator.cliutil import console, fail, num, store
 from orchestrator.errors import ServiceError
 from orchestrator.frontier import pareto, plot, service
 from orchestrator.frontier.curves import figures
@@ -37,17 +35,6 @@ _AXES_HELP = "one of: " + ", ".join(sorted(pareto.AXES))
 @frontier_app.callback()
 def _group() -> None:
     """Frontiers: show a curve and its versions."""
-
-
-def _console() -> Console:
-    # a pipe or a log file gets whole tables rather than 80 truncated columns
-    return Console(width=None if sys.stdout.isatty() else 160)
-
-
-def _num(value: object, digits: int = 1) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return "—"
-    return f"{value:,.{digits}f}"
 
 
 def _status(m: MemberStatus) -> str:
@@ -86,11 +73,11 @@ def _table(view: FrontierView, verdicts: dict[int, Admissibility] | None) -> Tab
         cells = [
             f"#{m.point.id}",
             str(m.point.concurrency),
-            _num(figs.get("tps")),
-            _num(figs.get("tps_per_user_v1"), 2),
-            _num(figs.get("qps"), 2),
-            _num(figs.get("ttft_p99_ms")),
-            _num(figs.get("tpot_p90_ms"), 2),
+            num(figs.get("tps")),
+            num(figs.get("tps_per_user_v1"), 2),
+            num(figs.get("qps"), 2),
+            num(figs.get("ttft_p99_ms")),
+            num(figs.get("tpot_p90_ms"), 2),
             "—" if not isinstance(error_rate, int | float) else f"{error_rate * 100:.2f} %",
             _status(m),
             state,
@@ -114,7 +101,7 @@ def show(
     ] = None,
 ) -> None:
     """The points of a frontier version and its step function as a terminal plot."""
-    console = _console()
+    out = console()
     try:
         with store() as session:
             found = service.find_system(session, ref=system)
@@ -135,15 +122,15 @@ def show(
         fail(exc.message if exc.field is None else f"{exc.field}: {exc.message}")
     except pareto.UnknownAxis as exc:
         fail(f"--{exc.field}: {exc}")
-    console.print(_table(view, verdicts))
+    out.print(_table(view, verdicts))
     if slo is not None:
-        console.print(f"SLO {profile}; {note}")
+        out.print(f"SLO {profile}; {note}")
     if view.not_measured:
         shown = ", ".join(f"#{i}" for i in view.not_measured)
-        console.print(f"not placed on {view.x.name} × {view.y.name} (figure missing): {shown}")
+        out.print(f"not placed on {view.x.name} × {view.y.name} (figure missing): {shown}")
     kind = "measured curve" if pareto.is_step_view(view.x, view.y) else "Pareto frontier"
-    console.print(f"\n{kind}: {view.y.label} against {view.x.label}", highlight=False)
-    console.print(plot.render(view.steps), highlight=False, markup=False)
+    out.print(f"\n{kind}: {view.y.label} against {view.x.label}", highlight=False)
+    out.print(plot.render(view.steps), highlight=False, markup=False)
 
 
 @frontier_app.command("history")
@@ -155,7 +142,7 @@ def history(
     ] = None,
 ) -> None:
     """Every version of a frontier: what each change added, superseded and dominated."""
-    console = _console()
+    out = console()
     try:
         with store() as session:
             found = service.find_system(session, ref=system)
@@ -191,4 +178,4 @@ def history(
             str(len(r.members)),
             ids(r.pareto),
         )
-    console.print(table)
+    out.print(table)

@@ -8,16 +8,14 @@ and written to the submission's thread. Mistakes end in one line on stderr and e
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from orchestrator.cliutil import ACTOR, fail, store
+from orchestrator.cliutil import ACTOR, console, fail, num, store
 from orchestrator.errors import ServiceError
 from orchestrator.review.access import LocalOperator
 from orchestrator.review.decisions import PointDecision, accept_all, decide, reject_all
@@ -41,17 +39,6 @@ OPERATOR = LocalOperator(actor=ACTOR)
 @review_app.callback()
 def _group() -> None:
     """The review queue: list, show, accept, reject."""
-
-
-def _console() -> Console:
-    # a pipe or a log file gets whole tables rather than 80 truncated columns
-    return Console(width=None if sys.stdout.isatty() else 160)
-
-
-def _num(value: object, digits: int = 1) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return "—"
-    return f"{value:,.{digits}f}"
 
 
 def _when(moment: datetime | None) -> str:
@@ -99,7 +86,7 @@ def review_list(
             str(item.warnings),
             _when(item.waiting_since),
         )
-    _console().print(table)
+    console().print(table)
 
 
 def _findings_table(findings: list[dict[str, Any]]) -> Table:
@@ -133,12 +120,12 @@ def _points_table(view: ReviewView) -> Table:
         table.add_row(
             str(p.id),
             str(p.concurrency),
-            _num(m.get("qps"), 2),
-            _num(m.get("tps"), 0),
-            _num(m.get("tps_per_user_v1")),
-            _num(m.get("ttft_p99_ms")),
-            _num(m.get("tpot_p99_ms"), 2),
-            _num(100 * err, 2) if isinstance(err, int | float) else "—",
+            num(m.get("qps"), 2),
+            num(m.get("tps"), 0),
+            num(m.get("tps_per_user_v1")),
+            num(m.get("ttft_p99_ms")),
+            num(m.get("tpot_p99_ms"), 2),
+            num(100 * err, 2) if isinstance(err, int | float) else "—",
             str(p.state) + (f" ({p.review_comment})" if p.review_comment else ""),
             ", ".join(view.blocking_by_point.get(p.id or 0, [])) or "—",
         )
@@ -154,35 +141,35 @@ def review_show(submission_id: SubmissionId) -> None:
     except ServiceError as exc:
         _fail(exc)
     sub = view.submission
-    console = _console()
+    out = console()
     counts = summarise(view.findings)
-    console.print(
+    out.print(
         f"[bold]submission {sub.id}[/]: {sub.state}, publication {sub.publication}, "
         f"source {sub.source}; checked {_when(sub.checked_at)}, decided {_when(sub.decided_at)}; "
         f"{counts['blocking']} blocking finding(s), {counts['warnings']} warning(s)"
     )
     if view.findings:
-        console.print(_findings_table(view.findings))
+        out.print(_findings_table(view.findings))
     else:
-        console.print("no findings stored (the checker has not run)")
-    console.print(_points_table(view))
-    console.print(
+        out.print("no findings stored (the checker has not run)")
+    out.print(_points_table(view))
+    out.print(
         "times in ms; per-user TPS = 1000 / TPOT p90 (v1.0 rules); a figure shown — was not "
         "measured"
     )
     curve = view.frontier
-    console.print(
+    out.print(
         f"frontier: version {curve.version}, {len(curve.members)} point(s), "
         f"pareto {', '.join(map(str, curve.pareto)) or '—'}"
         if curve
         else "frontier: none yet (accepting creates version 1)"
     )
     if not view.window_open:
-        console.print(f"update window closed: {view.window_message}", style="yellow")
-    console.print("[bold]thread[/]" if view.thread else "thread: empty")
+        out.print(f"update window closed: {view.window_message}", style="yellow")
+    out.print("[bold]thread[/]" if view.thread else "thread: empty")
     for entry in view.thread:
         about = f" on point {entry.point_id}" if entry.point_id else ""
-        console.print(
+        out.print(
             f"  {_when(entry.at)}  {entry.actor}  {entry.action}{about}: {entry.comment or '—'}"
         )
 

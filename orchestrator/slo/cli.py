@@ -7,16 +7,14 @@ prints a rich table. Every table that depends on quality says what it knows abou
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from orchestrator.auth.models import Role
 from orchestrator.auth.service import Principal
-from orchestrator.cliutil import fail, store
+from orchestrator.cliutil import console, fail, store
 from orchestrator.cost.bands import CostBand
 from orchestrator.cost.service import PointCost, cost_of
 from orchestrator.errors import ServiceError
@@ -35,11 +33,6 @@ slo_app = typer.Typer(
 
 # The CLI is an operator at the machine: it reads every point.
 _CLI_PRINCIPAL = Principal(token_id=0, organisation_id=0, organisation="cli", role=Role.OPERATOR)
-
-
-def _console() -> Console:
-    # a pipe or a log file gets whole tables rather than 80 truncated columns
-    return Console(width=None if sys.stdout.isatty() else 160)
 
 
 def _limit_cells(limits: SloLimits) -> list[str]:
@@ -100,7 +93,7 @@ def slo_list() -> None:
         table.add_column(name, no_wrap=name != "description")
     for profile, limits in rows:
         table.add_row(profile.name, *_limit_cells(limits), profile.source, profile.description)
-    _console().print(table)
+    console().print(table)
 
 
 @slo_app.command("show")
@@ -121,11 +114,11 @@ def slo_show(name: Annotated[str, typer.Argument(help="profile name, e.g. intera
             table.add_row(limit_label(limit, bound), f"{bound.max:g} ms")
     if limits.error_rate is not None:
         table.add_row("error rate", f"{limits.error_rate * 100:g} %")
-    console = _console()
+    out = console()
     if profile.description:
-        console.print(profile.description)
-    console.print(table)
-    console.print(f"source: {profile.source}; a point passes a limit when measured ≤ limit")
+        out.print(profile.description)
+    out.print(table)
+    out.print(f"source: {profile.source}; a point passes a limit when measured ≤ limit")
 
 
 @slo_app.command("check")
@@ -155,17 +148,17 @@ def slo_check(
         if r.limit == "quality" and r.passed is None:
             shown = "no gate"
         table.add_row(r.limit, shown, r.message)
-    console = _console()
-    console.print(table)
-    console.print(note)
+    out = console()
+    out.print(table)
+    out.print(note)
     for band in cost.bands:
-        console.print(
+        out.print(
             f"cost ({band.basis}): {_band(band, band.per_request_low, band.per_request_high)} "
             f"per request, {_band(band, band.per_mtok_output_low, band.per_mtok_output_high)} "
             f"per million output tokens — {band.note}"
         )
     if cost.reason:
-        console.print(cost.reason)
+        out.print(cost.reason)
 
 
 def rank(
@@ -226,24 +219,24 @@ def rank(
         else:
             # the reason is printed in full under the table
             table.add_row("—", row.system, "none", "", "", "", f"0/{row.points}", "", "", "—")
-    console = _console()
+    out = console()
     if not ranking.rows:
-        console.print(
+        out.print(
             f"no accepted points on {ranking.workload} v{ranking.workload_version} yet: "
             "nothing to rank"
         )
     else:
-        console.print(table)
+        out.print(table)
         for row in ranking.rows:
             if not row.admissible_points:
-                console.print(f"{row.system}: no admissible point — {row.reason}")
+                out.print(f"{row.system}: no admissible point — {row.reason}")
             elif row.cost is not None and row.cost.reason:
-                console.print(f"{row.system}: {row.cost.reason}")
+                out.print(f"{row.system}: {row.cost.reason}")
         fractions = {b.delivered_fraction for r in ranking.rows if r.cost for b in r.cost.bands}
         if fractions:
             low, high = sorted(fractions)[0]
-            console.print(
+            out.print(
                 f"cost at the best-QPS point, per thousand successful requests with retries, over "
                 f"{low:g}–{high:g} of measured throughput"
             )
-    console.print(ranking.quality_note)
+    out.print(ranking.quality_note)

@@ -480,7 +480,11 @@ def up(
     settings = get_settings()
     migrate()
     daemon = Daemon(host=host, port=port, log_dir=settings.data_dir / "logs")
-    sim_ctx = None
+    sims = None
+    if demo:
+        from orchestrator.demo import start_simulators
+
+        sims = start_simulators()  # before the worker, which may resume a sweep of them
     try:
         daemon.start()
         daemon.wait_ready()
@@ -491,7 +495,8 @@ def up(
         if demo:
             from orchestrator.demo import run_demo
 
-            sim_ctx = run_demo(daemon.url)
+            assert sims is not None
+            run_demo(daemon.url, sims)
         print("Ctrl-C stops everything; `rollbench up` again continues where it stopped.")
         daemon.serve_forever()
     except KeyboardInterrupt:
@@ -501,8 +506,8 @@ def up(
         raise typer.Exit(1) from None
     finally:
         daemon.stop()
-        if sim_ctx is not None:
-            sim_ctx.__exit__(None, None, None)
+        if sims is not None:
+            sims.stack.close()
 
 
 def main() -> None:

@@ -13,6 +13,7 @@ with, and unfinished sweeps continue.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -46,9 +47,21 @@ SYSTEMS: dict[str, tuple[SimulatorConfig, dict[str, Any]]] = {
 }
 
 
-def run_demo(api_url: str) -> contextlib.ExitStack:
-    """Start the simulators, register them, submit a sweep of each; return a context
-    manager that stops the simulators (the caller exits it)."""
+@dataclass
+class DemoSimulators:
+    """The running simulators (`stack` stops them) and whether they were registered before."""
+
+    stack: contextlib.ExitStack
+    urls: dict[str, str]
+    registered: bool
+
+
+def start_simulators() -> DemoSimulators:
+    """Start the demo's simulators, each on the port it was registered with if it was.
+
+    Called before the daemon starts, so that a worker resuming an unfinished sweep never
+    finds its endpoint still down (it would measure every request failing, honestly).
+    """
     with session_scope(get_engine()) as session:
         rows = session.exec(
             select(System.name, Endpoint.base_url)
@@ -56,19 +69,28 @@ def run_demo(api_url: str) -> contextlib.ExitStack:
             .join(Organisation, col(Organisation.id) == System.organisation_id)
             .where(Organisation.name == DEMO_ORG)
         ).all()
-    registered = {name: urlsplit(url).port for name, url in rows}
+    ports = {name: urlsplit(url).port for name, url in rows}
     stack = contextlib.ExitStack()
     urls: dict[str, str] = {}
-    for name, (config, _) in SYSTEMS.items():
-        sim = start_in_process(config, port=registered.get(name) or 0)
-        urls[name] = stack.enter_context(sim)
-    if registered:
+    try:
+        for name, (config, _) in SYSTEMS.items():
+            urls[name] = stack.enter_context(start_in_process(config, port=ports.get(name) or 0))
+    except BaseException:
+        stack.close()
+        raise
+    return DemoSimulators(stack, urls, registered=bool(ports))
+
+
+def run_demo(api_url: str, sims: DemoSimulators) -> None:
+    """Register the simulators and submit a sweep of each (the first time only)."""
+    urls = sims.urls
+    if sims.registered:
         print(
             "demo: simulated endpoints back on "
             + ", ".join(f"{n} {u}" for n, u in urls.items())
             + "; unfinished submissions continue."
         )
-        return stack
+        return
     with session_scope(get_engine()) as session:
         _, token = create_token(
             session, organisation=DEMO_ORG, role=Role.SUBMITTER, label="rollbench up --demo"
@@ -127,7 +149,7 @@ def run_demo(api_url: str) -> contextlib.ExitStack:
     print(
         "\ndemo: two simulated systems, each swept at concurrency "
         + ", ".join(map(str, DEMO_LEVELS))
-        + f" ({DEMO_LEVEL_S:g} s per level, about a minute in all):\n"
+        + f" ({DEMO_LEVEL_S:g} s per level, about a minute and a half in all):\n"
         + "\n".join(lines)
         + f"""
 
@@ -136,4 +158,3 @@ def run_demo(api_url: str) -> contextlib.ExitStack:
   rollbench review list                          # (operator, another shell) once measured
 """
     )
-    return stack

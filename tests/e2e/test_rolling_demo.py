@@ -2,12 +2,14 @@
 
 `rollbench up --demo` starts the daemon and two simulated systems that trade latency for
 throughput (`sim-small`: small batches, fast tokens; `sim-large`: big batches, slow tokens)
-and submits a 7-level sweep of each. The worker measures them and the checker puts them in
-the review queue; an operator accepts them with `rollbench review accept`; `rollbench rank`
-then has to name a different winner at a tight SLO (`realtime`: TPOT p90 <= 20 ms, which
-only the small batches meet) than at a loose one (`batch`: the most requests/s wins); the
-frontier shows; and an exported bundle passes MLCommons' own submission checker's metric
-consistency rules. Everything runs on 127.0.0.1 and stops by itself.
+and submits a 7-level sweep of each. It is stopped mid-sweep and started again, which must
+lose nothing and measure nothing against a simulator that is not back yet. The worker
+measures the sweeps and the checker puts them in the review queue; an operator accepts them
+with `rollbench review accept`; `rollbench rank` then has to name a different winner at a
+tight SLO (`realtime`: TPOT p90 <= 20 ms, which only the small batches meet) than at a loose
+one (`batch`: the most requests/s wins); the frontier shows; and an exported bundle passes
+MLCommons' own submission checker's metric consistency rules. Everything runs on 127.0.0.1
+and stops by itself.
 """
 
 from __future__ import annotations
@@ -52,30 +54,55 @@ def test_demo_review_rank_frontier_export(tmp_path: Path) -> None:
     env["ROLLBENCH_DATA_DIR"] = str(tmp_path / "rollbench-data")
     env["COLUMNS"] = "200"
     port = free_port()
-    log = (tmp_path / "up.log").open("ab")
-    up = subprocess.Popen(
+    api = f"http://127.0.0.1:{port}"
+    up = _start_up(env, tmp_path, port)
+    try:
+        token = run_cli(env, tmp_path, "token", "create", "--org", "mlc", "--role", "operator")
+        headers = {"Authorization": f"Bearer {token.strip()}"}
+        _wait_for_a_measured_level(api, headers, tmp_path / "up.log")
+        _stop(up)  # mid-sweep, as Ctrl-C would
+        up = _start_up(env, tmp_path, port)
+        _walk_through(env, tmp_path, api, headers)
+    finally:
+        _stop(up)
+
+
+def _start_up(env: dict[str, str], cwd: Path, port: int) -> subprocess.Popen[bytes]:
+    log = (cwd / "up.log").open("ab")
+    return subprocess.Popen(
         [sys.executable, "-m", "orchestrator.cli", "up", "--demo", "--port", str(port)],
-        cwd=tmp_path,
+        cwd=cwd,
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+
+
+def _stop(up: subprocess.Popen[bytes]) -> None:
+    if up.poll() is None:
+        os.killpg(up.pid, signal.SIGTERM)
     try:
-        _walk_through(env, tmp_path, f"http://127.0.0.1:{port}")
-    finally:
-        if up.poll() is None:
-            os.killpg(up.pid, signal.SIGTERM)
+        up.wait(30)
+    except subprocess.TimeoutExpired:
+        os.killpg(up.pid, signal.SIGKILL)
+        up.wait(10)
+
+
+def _wait_for_a_measured_level(api: str, headers: dict[str, str], log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
         try:
-            up.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(up.pid, signal.SIGKILL)
-            up.wait(10)
+            r = httpx.get(f"{api}/v1/points", headers=headers, timeout=5)
+            if r.status_code == 200 and r.json()["total"] > 0:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError("no level measured in 120 s:\n" + log.read_text()[-3000:])
 
 
-def _walk_through(env: dict[str, str], cwd: Path, api: str) -> None:
-    token = run_cli(env, cwd, "token", "create", "--org", "mlc", "--role", "operator").strip()
-    headers = {"Authorization": f"Bearer {token}"}
+def _walk_through(env: dict[str, str], cwd: Path, api: str, headers: dict[str, str]) -> None:
     queue = _wait_for_queue(api, headers, cwd / "up.log")
     assert {item["system"] for item in queue} == {"sim-small", "sim-large"}
     assert all(item["points"] == LEVELS and item["blocking"] == 0 for item in queue), queue

@@ -12,8 +12,8 @@ from fastapi.responses import JSONResponse
 
 from api.deps import IdPath, PrincipalDep, SessionDep
 from orchestrator.interop.export import result_summary_v1
-from orchestrator.interop.export_context import readable_point
 from orchestrator.interop.export_v07 import run_metadata_v07
+from orchestrator.runs.points import get_point
 
 router = APIRouter(prefix="/v1", tags=["interop"])
 
@@ -23,7 +23,7 @@ def get_run_metadata(
     point_id: IdPath, session: SessionDep, principal: PrincipalDep
 ) -> JSONResponse:
     """The point as a v0.7 `run_metadata.json` (seconds, milliseconds)."""
-    point = readable_point(session, principal=principal, point_id=point_id)
+    point = get_point(session, principal=principal, point_id=point_id)
     return JSONResponse(run_metadata_v07(session, point=point))
 
 
@@ -32,5 +32,5 @@ def get_point_result_summary(
     point_id: IdPath, session: SessionDep, principal: PrincipalDep
 ) -> JSONResponse:
     """The point's `result_summary.json` as a v1.0 bundle carries it (ns, v1.0 counts)."""
-    point = readable_point(session, principal=principal, point_id=point_id)
+    point = get_point(session, principal=principal, point_id=point_id)
     return JSONResponse(result_summary_v1(session, point=point))

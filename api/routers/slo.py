@@ -2,7 +2,8 @@
 
 Profiles and rankings are readable by any token (rankings are built from accepted points,
 which are published); operators alone create and replace profiles. A point's admissibility
-and cost follow the point's own rule: accepted ones any token, others whoever may read them.
+and cost follow the point's own rule (`orchestrator.runs.points.get_point`): published ones
+any token, others whoever may read their submission.
 """
 
 from __future__ import annotations

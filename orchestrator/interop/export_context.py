@@ -3,7 +3,7 @@
 Both exporters (export.py for the v1.0 bundle, export_v07.py for v0.7 `run_metadata.json`)
 see a point with its run, submission, system and workload (`PointContext`), describe the
 system's nodes and parallelism the same way, and write JSON (indented, with a final newline)
-and YAML (in key order) alike. `readable_point` is the access rule of the export routes.
+and YAML (in key order) alike. Who may read a point is `orchestrator.runs.points.get_point`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,7 @@ from typing import Any, Final
 import yaml
 from sqlmodel import Session
 
-from orchestrator.auth.service import Principal
-from orchestrator.runs.models import Point, PointState, Run
-from orchestrator.runs.points import get_point
+from orchestrator.runs.models import Point, Run
 from orchestrator.submissions.models import Submission
 from orchestrator.systems.models import System
 from orchestrator.workloads.models import Workload
@@ -28,7 +26,6 @@ __all__ = [
     "PointContext",
     "node_config",
     "point_context",
-    "readable_point",
     "write_json",
     "write_yaml",
 ]
@@ -60,16 +57,6 @@ def point_context(session: Session, point: Point) -> PointContext:
     assert run is not None and submission is not None
     assert system is not None and workload is not None
     return PointContext(point, run, submission, system, workload)
-
-
-def readable_point(session: Session, *, principal: Principal, point_id: int) -> Point:
-    """The point if `principal` may read it: accepted points are published, others follow
-    the submission's organisation (a foreign unpublished point is NotFound, like a missing
-    one)."""
-    point = session.get(Point, point_id)
-    if point is not None and point.state is PointState.ACCEPTED:
-        return point
-    return get_point(session, principal=principal, point_id=point_id)
 
 
 def node_config(system: System) -> str | None:

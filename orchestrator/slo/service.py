@@ -24,7 +24,7 @@ from orchestrator.auth.service import Principal
 from orchestrator.db import utcnow
 from orchestrator.errors import Conflict, Forbidden, Invalid, NotFound
 from orchestrator.programme import programme
-from orchestrator.runs.models import Point, PointState
+from orchestrator.runs.models import Point
 from orchestrator.runs.points import get_point
 from orchestrator.slo.admissibility import Admissibility, evaluate, workload_quality
 from orchestrator.slo.models import SloProfile
@@ -197,15 +197,6 @@ def update_profile(
     return row
 
 
-def readable_point(session: Session, *, principal: Principal, point_id: int) -> Point:
-    """The point if `principal` may read it: accepted points are published (any token);
-    others only as their submission (a foreign one is 404, like a missing one)."""
-    point = session.get(Point, point_id)
-    if point is not None and point.state == PointState.ACCEPTED:
-        return point
-    return get_point(session, principal=principal, point_id=point_id)
-
-
 def point_quality(session: Session, *, point: Point) -> tuple[str, str]:
     """The quality verdict of a point and the note tables print (from its workload)."""
     workload = session.get(Workload, point.workload_id)
@@ -216,7 +207,7 @@ def point_admissibility(
     session: Session, *, principal: Principal, point_id: int, slo_name: str | None = None
 ) -> tuple[Point, SloProfile, Admissibility, str]:
     """The verdict on a readable point under `slo_name` (default: the programme's)."""
-    point = readable_point(session, principal=principal, point_id=point_id)
+    point = get_point(session, principal=principal, point_id=point_id)
     profile = get_profile(session, name=slo_name or programme().default_slo)
     quality, note = point_quality(session, point=point)
     return point, profile, evaluate(point.metrics, limits_of(profile), quality=quality), note

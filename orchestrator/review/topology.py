@@ -110,8 +110,14 @@ def _run_sources(runs: Sequence[Run]) -> list[tuple[str, dict[str, Any]]]:
         endpoint = spec.get("endpoint") if isinstance(spec, Mapping) else None
         if isinstance(endpoint, Mapping) and _normalise("served_model", endpoint.get("model")):
             found.setdefault("served_model", _normalise("served_model", endpoint.get("model")))
-        # a reference-client run folder: config.yaml beside performance/
-        config = _read_doc(Path(path).parent.parent / "config.yaml")
+        # an imported run records where its reference-client config.yaml is stored; a run
+        # folder read in place has it beside performance/
+        config_path = (run.summary or {}).get("config_path")
+        config = _read_doc(
+            Path(config_path)
+            if isinstance(config_path, str) and config_path
+            else Path(path).parent.parent / "config.yaml"
+        )
         params = config.get("model_params") if isinstance(config, Mapping) else None
         if isinstance(params, Mapping) and _normalise("served_model", params.get("name")):
             found.setdefault("served_model", _normalise("served_model", params.get("name")))

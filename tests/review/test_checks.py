@@ -633,3 +633,44 @@ def test_a_short_demo_level_holds_littles_law_within_the_drain_tail(
     untailed = check_littles_law(5, 64, no_duration, rules)
     assert "drain tail" not in untailed.message
     assert untailed.passed is (abs(delivered / 64 - 1) <= 0.25)
+
+
+def test_an_imported_run_is_compared_with_the_config_yaml_it_stored(tmp_path: Path) -> None:
+    """The importer stores a run's files apart (result_summary.json and config.yaml side by
+    side) and records `config_path`: the served model that config.yaml names is held
+    against the submission's server_config, not looked for two folders up."""
+    import shutil
+
+    from orchestrator.review.topology import check_topology
+    from orchestrator.runs.models import Run, RunKind, RunState
+
+    stored = tmp_path / "imported" / "c16"
+    stored.mkdir(parents=True)
+    shutil.copy(REFERENCE / "run_conc16" / "performance" / "result_summary.json", stored)
+    shutil.copy(REFERENCE / "run_conc16" / "config.yaml", stored)  # model_params.name: test-model
+    run = Run(
+        id=3,
+        submission_id=1,
+        run_key="import-c16",
+        kind=RunKind.PERFORMANCE,
+        position=0,
+        level=16,
+        state=RunState.FINISHED,
+        summary={
+            "result_summary_path": str(stored / "result_summary.json"),
+            "config_path": str(stored / "config.yaml"),
+        },
+    )
+    submission = Submission(
+        organisation_id=1,
+        system_id=1,
+        workload_id=1,
+        levels=[16],
+        source=SubmissionSource.IMPORTED,
+        server_config={"served_model_name": "other-model"},
+    )
+    bad = [f for f in check_topology(None, submission, None, [run]) if not f.passed]
+    assert [f.check for f in bad] == ["topology.consistent"]
+    assert "served_model disagrees" in bad[0].message
+    assert "'test-model'" in bad[0].message and "'other-model'" in bad[0].message
+    assert "run 3 metadata (level 16)" in bad[0].message

@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 
 from orchestrator.cliutil import ACTOR, console, fail, num, store
+from orchestrator.db import MAX_ID
 from orchestrator.errors import ServiceError
 from orchestrator.review.access import LocalOperator
 from orchestrator.review.decisions import PointDecision, accept_all, decide, reject_all
@@ -53,10 +54,10 @@ def _fail(exc: ServiceError) -> NoReturn:
     fail(f"{exc.field}: {exc.message}" if exc.field else exc.message)
 
 
-SubmissionId = Annotated[int, typer.Argument(metavar="SUBMISSION_ID", min=1, max=2**31 - 1)]
+SubmissionId = Annotated[int, typer.Argument(metavar="SUBMISSION_ID", min=1, max=MAX_ID)]
 PointIds = Annotated[
     list[int] | None,
-    typer.Option("--point", min=1, max=2**31 - 1, help="a point to decide (repeatable)"),
+    typer.Option("--point", min=1, max=MAX_ID, help="a point to decide (repeatable)"),
 ]
 
 

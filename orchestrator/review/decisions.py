@@ -138,13 +138,9 @@ def decide(
             reason=comment or f"review of submission {submission_id}",
             now=now,
         )
+    about = subject(session, sub)
     for point, _, _ in chosen:
-        webhooks.enqueue(
-            session,
-            "point.decided",
-            {**subject(session, sub), "point": outcome(point)},
-            now=now,
-        )
+        webhooks.enqueue(session, "point.decided", {**about, "point": outcome(point)}, now=now)
     _finish_if_decided(session, sub, principal.actor, now, version)
     return sub
 
@@ -158,13 +154,7 @@ def accept_all(
     now: datetime | None = None,
 ) -> Submission:
     """Accept every candidate point (refused as a whole if one of them is blocked)."""
-    sub = readable_submission(session, principal, submission_id)
-    decisions = [
-        PointDecision(point_id_of(p), "accept") for p in candidates_of(session, submission_id)
-    ]
-    if not decisions:
-        _decidable(sub)
-        raise Conflict(f"submission {submission_id} has no candidate point", field="decisions")
+    decisions = _every_candidate(session, principal, submission_id, "accept")
     return decide(
         session,
         principal=principal,
@@ -184,13 +174,7 @@ def reject_all(
     now: datetime | None = None,
 ) -> Submission:
     """Reject every candidate point, with one comment saying why."""
-    sub = readable_submission(session, principal, submission_id)
-    decisions = [
-        PointDecision(point_id_of(p), "reject") for p in candidates_of(session, submission_id)
-    ]
-    if not decisions:
-        _decidable(sub)
-        raise Conflict(f"submission {submission_id} has no candidate point", field="decisions")
+    decisions = _every_candidate(session, principal, submission_id, "reject")
     if not comment.strip():
         raise Invalid("a rejection needs a comment saying why", field="comment")
     return decide(
@@ -201,6 +185,20 @@ def reject_all(
         comment=comment,
         now=now,
     )
+
+
+def _every_candidate(
+    session: Session, principal: Reviewer, submission_id: int, verdict: str
+) -> list[PointDecision]:
+    """`verdict` on every candidate point; Conflict when there is none to decide."""
+    sub = readable_submission(session, principal, submission_id)
+    decisions = [
+        PointDecision(point_id_of(p), verdict) for p in candidates_of(session, submission_id)
+    ]
+    if not decisions:
+        _decidable(sub)
+        raise Conflict(f"submission {submission_id} has no candidate point", field="decisions")
+    return decisions
 
 
 def _decidable(sub: Submission) -> None:

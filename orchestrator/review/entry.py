@@ -60,7 +60,8 @@ def enter_review(
     if submission.state is not SubmissionState.MEASURED:
         return False
     findings = _check(session, submission, rules, now=now)
-    if not candidates_of(session, submission_id_of(submission)):
+    candidates = candidates_of(session, submission_id_of(submission))
+    if not candidates:
         audit_submission(
             session, submission, actor, "checked", data={"findings": summary_of(findings)}
         )
@@ -78,7 +79,7 @@ def enter_review(
     webhooks.enqueue(
         session,
         "submission.review_requested",
-        review_requested(session, submission),
+        review_requested(session, submission, candidates),
         rules=rules,
         now=now,
     )

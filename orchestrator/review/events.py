@@ -7,9 +7,11 @@ the body of `submission.review_requested`; `outcome` is one decided point, as
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlmodel import Session
 
-from orchestrator.review.access import candidates_of, point_id_of, submission_id_of
+from orchestrator.review.access import point_id_of, submission_id_of
 from orchestrator.review.findings import stored_blocking, summary_of
 from orchestrator.runs.models import Point
 from orchestrator.stats.jsontypes import JsonValue
@@ -36,14 +38,14 @@ def subject(session: Session, sub: Submission) -> dict[str, JsonValue]:
     }
 
 
-def review_requested(session: Session, sub: Submission) -> dict[str, JsonValue]:
+def review_requested(
+    session: Session, sub: Submission, candidates: Sequence[Point]
+) -> dict[str, JsonValue]:
+    """The body of `submission.review_requested`; `candidates`: the points to decide."""
     findings = list(sub.findings or [])
     return {
         **subject(session, sub),
-        "points": [
-            {"point_id": point_id_of(p), "concurrency": p.concurrency}
-            for p in candidates_of(session, submission_id_of(sub))
-        ],
+        "points": [{"point_id": point_id_of(p), "concurrency": p.concurrency} for p in candidates],
         "findings": summary_of(findings),
         "blocking": sorted({f.check for f in stored_blocking(findings)}),
         "checked_at": sub.checked_at.isoformat() if sub.checked_at else None,

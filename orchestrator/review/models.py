@@ -10,6 +10,8 @@ from sqlmodel import Column, Field, SQLModel
 
 from orchestrator.db import JSONDoc, enum_type, timestamp_column, utcnow
 
+MAX_COMMENT_CHARS = 4000  # ReviewEntry.comment and Point.review_comment
+
 
 class ReviewAction(enum.StrEnum):
     ACCEPT = "accept"
@@ -29,7 +31,7 @@ class ReviewEntry(SQLModel, table=True):
     point_id: int | None = Field(default=None, foreign_key="point.id", index=True)
     action: ReviewAction = Field(sa_type=enum_type(ReviewAction, 16))
     actor: str = Field(max_length=100)
-    comment: str = Field(default="", max_length=4000)
+    comment: str = Field(default="", max_length=MAX_COMMENT_CHARS)
     data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSONDoc, nullable=False))
     at: datetime = Field(default_factory=utcnow, sa_column=timestamp_column())
 

@@ -41,9 +41,8 @@ from fractions import Fraction
 from math import log2
 
 from orchestrator.programme import RegionRules
+from orchestrator.review.findings import ERROR, WARNING
 
-ERROR = "error"
-WARNING = "warning"
 REGION_NAMES = ("ultra_low", "low", "med", "high")
 LABELS = {"ultra_low": "Ultra-Low", "low": "Low", "med": "Med", "high": "High"}
 

@@ -12,12 +12,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from orchestrator.db import MAX_ID, storable
-from orchestrator.review.models import ReviewAction
+from orchestrator.review.models import MAX_COMMENT_CHARS, ReviewAction
 from orchestrator.runs.models import PointState
 from orchestrator.submissions.models import Publication
 from orchestrator.submissions.schemas import FindingsSummary, SubmissionPublic
 
-MAX_COMMENT_CHARS = 4000  # ReviewEntry.comment and Point.review_comment
 MAX_DECISIONS = 1000
 
 

@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 from orchestrator.audit.models import AuditEntry
 from orchestrator.errors import Conflict, Forbidden
 from orchestrator.frontier.models import FrontierVersion
-from orchestrator.frontier.service import check_window
+from orchestrator.frontier.service import check_window, current
 from orchestrator.review.access import (
     LocalOperator,
     Reviewer,
@@ -159,14 +159,7 @@ def get_review(session: Session, *, principal: Reviewer, submission_id: int) -> 
     sub = readable_submission(session, principal, submission_id)
     points = points_of(session, submission_id)
     findings = list(sub.findings or [])
-    latest = session.exec(
-        select(FrontierVersion)
-        .where(
-            FrontierVersion.system_id == sub.system_id,
-            FrontierVersion.workload_id == sub.workload_id,
-        )
-        .order_by(col(FrontierVersion.version).desc())
-    ).first()
+    latest = current(session, system_id=sub.system_id, workload_id=sub.workload_id)
     window_open, window_message = True, ""
     try:
         check_window(

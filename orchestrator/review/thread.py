@@ -15,10 +15,10 @@ from datetime import datetime
 from sqlmodel import Session, col, select
 
 from orchestrator.audit.service import record
-from orchestrator.db import utcnow
+from orchestrator.db import storable, utcnow
 from orchestrator.errors import Conflict, Forbidden, Invalid
 from orchestrator.review.access import CLOSED, Reviewer, readable_submission, submission_id_of
-from orchestrator.review.models import ReviewAction, ReviewEntry
+from orchestrator.review.models import MAX_COMMENT_CHARS, ReviewAction, ReviewEntry
 from orchestrator.runs.models import Point
 from orchestrator.stats.jsontypes import JsonValue
 from orchestrator.submissions.models import Publication, Submission, SubmissionState
@@ -33,8 +33,6 @@ __all__ = [
     "thread_of",
     "transition",
 ]
-
-MAX_COMMENT_CHARS = 4000
 
 
 def reply(
@@ -142,8 +140,10 @@ def thread_of(session: Session, submission_id: int) -> list[ReviewEntry]:
 def clean_comment(text: str, field: str) -> str:
     if len(text) > MAX_COMMENT_CHARS:
         raise Invalid(f"at most {MAX_COMMENT_CHARS} characters", field=field)
-    if "\x00" in text:
-        raise Invalid("must not contain NUL characters", field=field)
+    try:
+        storable(text)
+    except ValueError as exc:
+        raise Invalid(str(exc), field=field) from None
     return text.strip()
 
 

@@ -69,11 +69,6 @@ class RunPublic(BaseModel):
     error: str | None
 
 
-def is_blocking(finding: Mapping[str, Any]) -> bool:
-    """A stored finding blocks acceptance when it failed and its severity is `error`."""
-    return finding.get("passed") is False and finding.get("severity") == "error"
-
-
 def summarise(findings: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """Counts of stored findings: total, passed, failed, blocking (failed errors), warnings."""
     failed = [f for f in findings if isinstance(f, Mapping) and f.get("passed") is False]

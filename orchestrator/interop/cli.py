@@ -8,18 +8,17 @@ with nothing imported.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 from rich.table import Table
 from sqlmodel import Session, select
 
 from orchestrator.audit.service import record
 from orchestrator.auth.models import Organisation
 from orchestrator.auth.service import AuthError, create_organisation
-from orchestrator.cliutil import ACTOR, fail, store
+from orchestrator.cliutil import ACTOR, console, fail, num, store
 from orchestrator.errors import NotFound, ServiceError
 from orchestrator.interop.export import write_frontier_v1, write_point_v1
 from orchestrator.interop.export_v07 import write_point_v07
@@ -56,10 +55,6 @@ def _import_group() -> None:
 @export_app.callback()
 def _export_group() -> None:
     """Export points and frontiers in MLPerf Endpoints formats."""
-
-
-def _fmt(value: object, digits: int = 2) -> str:
-    return f"{value:,.{digits}f}" if isinstance(value, (int, float)) else "—"
 
 
 def _workload(session: Session, name: str) -> Workload:
@@ -158,19 +153,16 @@ def import_mlperf_command(
         table.add_row(
             str(point_id),
             str(concurrency),
-            _fmt(m.get("qps")),
-            _fmt(m.get("tps"), 1),
-            _fmt(m.get("ttft_p99_ms")),
-            _fmt(m.get("tpot_p90_ms"), 3),
+            num(m.get("qps"), 2),
+            num(m.get("tps")),
+            num(m.get("ttft_p99_ms"), 2),
+            num(m.get("tpot_p90_ms"), 3),
             "not measured" if error_rate is None else f"{error_rate:.2%}",
             "yes" if point_id in pareto else "",
         )
-    console = Console()
-    console.print(table)
-    console.print(f"frontier version {version}" if version is not None else "frontier unchanged")
-
-
-Format = Literal["v1", "v07"]
+    out = console()
+    out.print(table)
+    out.print(f"frontier version {version}" if version is not None else "frontier unchanged")
 
 
 @export_app.command("point")

@@ -9,7 +9,6 @@ ms, `measured_latency_*` in ms. A figure the point lacks is null.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -21,20 +20,22 @@ from orchestrator.interop.export_context import (
     point_context,
     write_json,
 )
+from orchestrator.runs.metrics import DISTRIBUTIONS, percentile_ms
 from orchestrator.runs.models import Point
 from orchestrator.systems.models import System
 
 __all__ = ["run_metadata_v07", "write_point_v07"]
 
-_V07_SERIES: Final = (("ttft", "ttft_ms"), ("tpot", "tpot_ms"), ("request", "latency_ms"))
-_V07_FIGURES: Final = (
+_V07_SERIES: Final = (("ttft", "ttft"), ("tpot", "tpot"), ("request", "latency"))
+# v0.7 suffix -> the series' own figure (str) or the percentile (float) it is
+_V07_FIGURES: Final[tuple[tuple[str, str | float], ...]] = (
     ("min", "min"),
     ("average", "avg"),
-    ("p50", "50.0"),
-    ("p90", "90.0"),
-    ("p95", "95.0"),
-    ("p99", "99.0"),
-    ("p999", "99.9"),
+    ("p50", 50.0),
+    ("p90", 90.0),
+    ("p95", 95.0),
+    ("p99", 99.0),
+    ("p999", 99.9),
     ("max", "max"),
 )
 
@@ -61,7 +62,7 @@ def run_metadata_v07(session: Session, *, point: Point) -> dict[str, Any]:
         "concurrency": point.concurrency,
         "system_tps": system_tps,
         "tps_per_user": None if system_tps is None else system_tps / point.concurrency,
-        "ttft": _metric_pct(m, "ttft_ms", "99.0"),
+        "ttft": percentile_ms(m, "ttft", 99),
         "qps": qps,
         "tps_utilization": None,
         "measured_total_output_tokens": tokens,
@@ -70,23 +71,13 @@ def run_metadata_v07(session: Session, *, point: Point) -> dict[str, Any]:
         "link_config": None,
         "link_logs": None,
     }
-    for family, key in _V07_SERIES:
-        series = m.get(key) or {}
+    for family, name in _V07_SERIES:
+        series = m.get(DISTRIBUTIONS[name]) or {}
         for suffix, source in _V07_FIGURES:
-            if source in ("min", "avg", "max"):
-                value = series.get(source)
-            else:
-                value = _metric_pct(m, key, source)
-            doc[f"measured_latency_{family}_{suffix}"] = value
+            doc[f"measured_latency_{family}_{suffix}"] = (
+                series.get(source) if isinstance(source, str) else percentile_ms(m, name, source)
+            )
     return doc
-
-
-def _metric_pct(metrics: Mapping[str, Any], key: str, pct: str) -> float | None:
-    series = metrics.get(key)
-    if not isinstance(series, Mapping):
-        return None
-    value = (series.get("percentiles") or {}).get(pct)
-    return None if value is None else float(value)
 
 
 def write_point_v07(session: Session, *, point: Point, out: Path) -> Path:

@@ -83,24 +83,23 @@ def read_import(path: Path) -> list[ParsedPoint]:
 # --------------------------------------------------------------------------- storing
 
 
-def _write_files(parsed: Sequence[ParsedPoint], root: Path) -> None:
-    for point in parsed:
+def _stored_bytes(name: str, content: Path | dict[str, Any]) -> bytes:
+    """What the store keeps as file `name`: the file's bytes, or the document as JSON / YAML."""
+    if isinstance(content, Path):
+        return content.read_bytes()
+    if name.endswith(".json"):
+        return json.dumps(content, indent=2).encode("utf-8")
+    return yaml.safe_dump(content, sort_keys=False).encode("utf-8")
+
+
+def _write_files(
+    parsed: Sequence[ParsedPoint], stored: Sequence[dict[str, bytes]], root: Path
+) -> None:
+    for point, files in zip(parsed, stored, strict=True):
         folder = root / f"c{point.concurrency}"
         folder.mkdir(parents=True, exist_ok=True)
-        for name, content in point.files.items():
-            target = folder / name
-            if isinstance(content, Path):
-                shutil.copyfile(content, target)
-            elif name.endswith(".json"):
-                target.write_text(json.dumps(content, indent=2), encoding="utf-8")
-            else:
-                target.write_text(yaml.safe_dump(content, sort_keys=False), encoding="utf-8")
-
-
-def _sha256(content: Path | dict[str, Any]) -> str:
-    if isinstance(content, Path):
-        return hashlib.sha256(content.read_bytes()).hexdigest()
-    return hashlib.sha256(json.dumps(content, indent=2).encode()).hexdigest()
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
 
 
 def _finite(metrics: Mapping[str, Any]) -> dict[str, Any]:
@@ -138,6 +137,7 @@ def import_mlperf(
     """
     assert system.id is not None and workload.id is not None
     parsed = read_import(path)
+    stored = [{name: _stored_bytes(name, c) for name, c in p.files.items()} for p in parsed]
     check_window(session, system_id=system.id, workload_id=workload.id, submission_id=None, now=now)
     moment = now or utcnow()
     submission = Submission(
@@ -186,7 +186,7 @@ def import_mlperf(
     root = get_settings().resolved_artifacts_dir() / "imported" / f"submission-{submission.id}"
     runs: list[Run] = []
     points: list[Point] = []
-    for position, item in enumerate(parsed):
+    for position, (item, files) in enumerate(zip(parsed, stored, strict=True)):
         folder = root / f"c{item.concurrency}"
         run = Run(
             submission_id=submission.id,
@@ -202,7 +202,7 @@ def import_mlperf(
                 "format": item.format,
                 "files": sorted(item.files),
                 "config_path": str(folder / "config.yaml") if "config.yaml" in item.files else None,
-                "sha256": {name: _sha256(c) for name, c in item.files.items()},
+                "sha256": {name: hashlib.sha256(b).hexdigest() for name, b in files.items()},
             },
             artifact_path=str(folder),
         )
@@ -250,7 +250,7 @@ def import_mlperf(
         now=moment,
     )
     try:
-        _write_files(parsed, root)
+        _write_files(parsed, stored, root)
     except OSError as exc:
         shutil.rmtree(root, ignore_errors=True)
         raise InteropError(f"cannot store the imported files: {exc}", root) from None

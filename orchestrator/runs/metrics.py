@@ -12,6 +12,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from orchestrator.stats.percentiles import percentile_key
+
 NS_PER_MS = 1e6
 DISTRIBUTIONS = {"ttft": "ttft_ms", "tpot": "tpot_ms", "latency": "latency_ms"}
 
@@ -52,9 +54,10 @@ def _distribution_ms(doc: Any, name: str) -> dict[str, Any] | None:
         if not isinstance(key, str):
             raise MetricsError('keys must be strings like "99.0"', f"{name}.percentiles")
         try:
-            canonical = f"{float(key):.1f}" if float(key) * 10 == int(float(key) * 10) else key
+            rank = float(key)
         except ValueError:
             raise MetricsError(f"{key!r} is not a percentile", f"{name}.percentiles") from None
+        canonical = percentile_key(rank) if (rank * 10).is_integer() else key
         number = _number(percentiles, key, f"{name}.percentiles.", required=False)
         if number is not None:
             pct[canonical] = number / NS_PER_MS
@@ -67,7 +70,7 @@ def percentile_ms(metrics: Mapping[str, Any], distribution: str, percentile: flo
     dist = metrics.get(DISTRIBUTIONS[distribution])
     if not dist:
         return None
-    value = dist["percentiles"].get(f"{float(percentile):.1f}")
+    value = dist["percentiles"].get(percentile_key(percentile))
     return None if value is None else float(value)
 
 
@@ -136,12 +139,12 @@ def point_metrics(summary: Mapping[str, Any], concurrency: float) -> dict[str, A
     ours = summary.get("rollbench")
     if isinstance(ours, Mapping):
         metrics["delivered_concurrency"] = ours.get("delivered_concurrency")
-        read_delay = (
-            (ours.get("read_delay_ns") or {})
-            if isinstance(ours.get("read_delay_ns"), Mapping)
-            else {}
+        read_delay = ours.get("read_delay_ns")
+        p99 = (
+            (read_delay.get("percentiles") or {}).get("99.0")
+            if isinstance(read_delay, Mapping)
+            else None
         )
-        p99 = (read_delay.get("percentiles") or {}).get("99.0") if read_delay else None
         metrics["read_delay_p99_ms"] = None if p99 is None else p99 / NS_PER_MS
         metrics["failure_counts"] = {
             k: v for k, v in (ours.get("failure_counts") or {}).items() if v

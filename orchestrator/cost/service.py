@@ -19,7 +19,7 @@ from orchestrator.cost.bands import CostBand, hourly_band, token_band
 from orchestrator.endpoints.models import Endpoint
 from orchestrator.programme import ProgrammeRules, programme
 from orchestrator.runs.models import Point
-from orchestrator.slo.admissibility import Admissibility, measured_error_rate
+from orchestrator.slo.admissibility import Admissibility, figure, measured_error_rate
 from orchestrator.slo.service import point_admissibility
 from orchestrator.submissions.models import Submission
 from orchestrator.systems.models import System
@@ -53,13 +53,6 @@ class PointCost:
     reason: str  # why there is no cost (or why a band is missing); "" when fully costed
 
 
-def _figure(metrics: Mapping[str, Any], key: str) -> float | None:
-    value = metrics.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
 def bands_for(
     metrics: Mapping[str, Any], *, pricing: Pricing, delivered_fraction: tuple[float, float]
 ) -> tuple[tuple[CostBand, ...], str]:
@@ -71,16 +64,16 @@ def bands_for(
         return (), "no cost: the error rate is not measured"
     if error_rate >= 1:
         return (), "no cost: no request succeeded"
-    completed = _figure(metrics, "completed")
-    out_tokens, in_tokens = _figure(metrics, "output_tokens"), _figure(metrics, "input_tokens")
+    completed = figure(metrics, "completed")
+    out_tokens, in_tokens = figure(metrics, "output_tokens"), figure(metrics, "input_tokens")
     mean_out = out_tokens / completed if out_tokens is not None and completed else None
     mean_in = in_tokens / completed if in_tokens is not None and completed else None
     bands: list[CostBand] = []
     missing: list[str] = []
     if pricing.price_per_hour is not None:
-        success_qps = _figure(metrics, "success_qps")
+        success_qps = figure(metrics, "success_qps")
         if success_qps is None:
-            qps = _figure(metrics, "qps")
+            qps = figure(metrics, "qps")
             success_qps = qps * (1 - error_rate) if qps is not None else None
         if success_qps is None or success_qps <= 0:
             missing.append("hourly price: no successful requests per second measured")
@@ -119,6 +112,11 @@ def pricing_of(session: Session, *, point: Point) -> Pricing:
     endpoint = None
     if submission is not None and submission.endpoint_id is not None:
         endpoint = session.get(Endpoint, submission.endpoint_id)
+    return pricing_from(system, endpoint)
+
+
+def pricing_from(system: System | None, endpoint: Endpoint | None) -> Pricing:
+    """What a point run on `system` through `endpoint` (None: no endpoint) charges."""
     return Pricing(
         price_per_hour=system.price_per_hour if system is not None else None,
         hourly_currency=system.currency if system is not None else "USD",
@@ -135,16 +133,21 @@ def cost_of(
     slo: str,
     verdict: Admissibility,
     rules: ProgrammeRules | None = None,
+    pricing: Pricing | None = None,
 ) -> PointCost:
-    """The cost of `point` given its verdict under the SLO `slo`: none if inadmissible."""
+    """The cost of `point` given its verdict under the SLO `slo`: none if inadmissible.
+
+    `pricing`: what the point's system and endpoint charge, when the caller loaded them
+    already (default: read from the store).
+    """
     assert point.id is not None
     if not verdict.admissible:
         why = "; ".join(r.message for r in verdict.failures)
         return PointCost(point.id, slo, False, (), f"no cost: outside the SLO {slo}: {why}")
     fraction = (rules or programme()).cost.delivered_fraction
-    bands, reason = bands_for(
-        point.metrics, pricing=pricing_of(session, point=point), delivered_fraction=fraction
-    )
+    if pricing is None:
+        pricing = pricing_of(session, point=point)
+    bands, reason = bands_for(point.metrics, pricing=pricing, delivered_fraction=fraction)
     return PointCost(point.id, slo, True, bands, reason)
 
 

@@ -132,8 +132,9 @@ def apply_change(
     moment = _aware(now or utcnow())
     previous = latest_version(session, system_id, workload_id)
 
+    before = _live(session, system_id, workload_id)
     by_level: dict[int, list[Point]] = {}
-    for p in _live(session, system_id, workload_id):
+    for p in before:
         by_level.setdefault(p.concurrency, []).append(p)
     superseded: list[int] = []
     for level_points in by_level.values():
@@ -160,7 +161,8 @@ def apply_change(
             )
     session.flush()
 
-    live = [p for p in _live(session, system_id, workload_id)]
+    gone = set(superseded)
+    live = [p for p in before if point_id(p) not in gone]
     members = sorted(point_id(p) for p in live)
     front = _default_pareto(live)
     was_front = set(previous.pareto) if previous else set()

@@ -18,7 +18,7 @@ from orchestrator.frontier.curves import figures
 from orchestrator.frontier.models import FrontierVersion
 from orchestrator.frontier.service import Comparison, FrontierView, MemberStatus
 from orchestrator.runs.models import PointState
-from orchestrator.slo.admissibility import Admissibility
+from orchestrator.slo.admissibility import Admissibility, figure
 from orchestrator.slo.schemas import ReasonPublic
 
 
@@ -156,11 +156,6 @@ def steps_public(steps: pareto.StepFunction) -> StepFunctionPublic:
     )
 
 
-def _num(figs: Mapping[str, object], key: str) -> float | None:
-    value = figs.get(key)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def member_public(
     m: MemberStatus,
     view: FrontierView,
@@ -174,17 +169,17 @@ def member_public(
         concurrency=m.point.concurrency,
         state=m.point.state,
         baseline=m.point.id in view.baseline,
-        x=_num(figs, view.x.key) if m.measured else None,
-        y=_num(figs, view.y.key) if m.measured else None,
+        x=figure(figs, view.x.key) if m.measured else None,
+        y=figure(figs, view.y.key) if m.measured else None,
         on_frontier=m.on_frontier,
         dominated_by=list(m.dominated_by),
         measured=m.measured,
-        tps=_num(figs, "tps"),
-        tps_per_user=_num(figs, "tps_per_user_v1"),
-        qps=_num(figs, "qps"),
-        ttft_p99_ms=_num(figs, "ttft_p99_ms"),
-        tpot_p90_ms=_num(figs, "tpot_p90_ms"),
-        error_rate=_num(figs, "error_rate"),
+        tps=figure(figs, "tps"),
+        tps_per_user=figure(figs, "tps_per_user_v1"),
+        qps=figure(figs, "qps"),
+        ttft_p99_ms=figure(figs, "ttft_p99_ms"),
+        tpot_p90_ms=figure(figs, "tpot_p90_ms"),
+        error_rate=figure(figs, "error_rate"),
         admissibility=None
         if admissibility is None
         else FrontierAdmissibility(

@@ -11,9 +11,8 @@ the tests import them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from sqlmodel import Session, col, select
 
@@ -144,17 +143,30 @@ def resolve_curve(
     this system, else the newest version of the workload (whose curve is then empty).
     """
     system = _system(session, system_id)
-    query = select(Workload).where(Workload.name == workload_name)
-    if workload_version is not None:
-        query = query.where(Workload.version == workload_version)
+    return system, _newest_with_frontier(session, [system_id], workload_name, workload_version)
+
+
+def _newest_with_frontier(
+    session: Session, system_ids: Sequence[int], name: str, version: int | None
+) -> Workload:
+    """The newest version of workload `name` (only `version` if given) on which one of
+    `system_ids` has a frontier, else its newest version; NotFound if there is none."""
+    query = select(Workload).where(Workload.name == name)
+    if version is not None:
+        query = query.where(Workload.version == version)
     workloads = list(session.exec(query.order_by(col(Workload.version).desc())).all())
     if not workloads:
-        shown = workload_name + (f" v{workload_version}" if workload_version else "")
+        shown = name + (f" v{version}" if version else "")
         raise NotFound(f"no workload {shown}", field="workload")
-    for w in workloads:
-        if latest_version(session, system_id, _wid(w)) is not None:
-            return system, w
-    return system, workloads[0]
+    with_frontier = set(
+        session.exec(
+            select(FrontierVersion.workload_id).where(
+                col(FrontierVersion.system_id).in_(list(system_ids)),
+                col(FrontierVersion.workload_id).in_([_wid(w) for w in workloads]),
+            )
+        ).all()
+    )
+    return next((w for w in workloads if _wid(w) in with_frontier), workloads[0])
 
 
 def _wid(workload: Workload) -> int:
@@ -341,18 +353,7 @@ def compare(
             f"compare at most {MAX_COMPARED_SYSTEMS} systems, not {len(ids)}", field="system_id"
         )
     systems = [_system(session, sid) for sid in ids]
-    query = select(Workload).where(Workload.name == workload_name)
-    if workload_version is not None:
-        query = query.where(Workload.version == workload_version)
-    workloads = list(session.exec(query.order_by(col(Workload.version).desc())).all())
-    if not workloads:
-        shown = workload_name + (f" v{workload_version}" if workload_version else "")
-        raise NotFound(f"no workload {shown}", field="workload")
-    chosen = workloads[0]
-    for w in workloads:
-        if any(latest_version(session, sid, _wid(w)) is not None for sid in ids):
-            chosen = w
-            break
+    chosen = _newest_with_frontier(session, ids, workload_name, workload_version)
     curves = []
     for system in systems:
         row = latest_version(session, _sid(system), _wid(chosen))
@@ -365,8 +366,3 @@ def compare(
 def _sid(system: System) -> int:
     assert system.id is not None
     return system.id
-
-
-def member_figures(members: Sequence[MemberStatus]) -> Mapping[int, Mapping[str, Any]]:
-    """Member id -> figures, for admissibility and tables."""
-    return {point_id(m.point): figures(m.point) for m in members}

@@ -19,7 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from orchestrator.runs.metrics import DISTRIBUTIONS
 from orchestrator.slo.schemas import LatencyLimit, SloLimits
+from orchestrator.stats.percentiles import percentile_key
 
 QUALITY_PASSED = "passed"
 QUALITY_FAILED = "failed"
@@ -27,7 +29,7 @@ QUALITY_NOT_MEASURED = "not measured"
 QUALITIES = (QUALITY_PASSED, QUALITY_FAILED, QUALITY_NOT_MEASURED)
 
 LABELS = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "latency_ms": "latency"}
-_FLAT_PREFIX = {"ttft_ms": "ttft", "tpot_ms": "tpot", "latency_ms": "latency"}
+_FLAT_PREFIX = {target: source for source, target in DISTRIBUTIONS.items()}
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,11 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+def figure(metrics: Mapping[str, Any], key: str) -> float | None:
+    """The figure `key` of a point's metrics; None if absent, not a number or not finite."""
+    return _number(metrics.get(key))
+
+
 def percentile_label(percentile: float) -> str:
     """99.0 -> "p99", 99.9 -> "p99.9"."""
     return f"p{percentile:g}"
@@ -83,20 +90,20 @@ def measured_percentile_ms(
     if isinstance(dist, Mapping):
         pct = dist.get("percentiles")
         if isinstance(pct, Mapping):
-            value = _number(pct.get(f"{float(percentile):.1f}"))
+            value = _number(pct.get(percentile_key(percentile)))
             if value is not None:
                 return value
     # points written before the distributions were kept whole carry only the flat figures
     if float(percentile).is_integer():
-        return _number(metrics.get(f"{_FLAT_PREFIX[limit]}_p{int(percentile)}_ms"))
+        return figure(metrics, f"{_FLAT_PREFIX[limit]}_p{int(percentile)}_ms")
     return None
 
 
 def measured_error_rate(metrics: Mapping[str, Any]) -> float | None:
-    rate = _number(metrics.get("error_rate"))
+    rate = figure(metrics, "error_rate")
     if rate is not None:
         return rate
-    issued, failed = _number(metrics.get("issued")), _number(metrics.get("failed"))
+    issued, failed = figure(metrics, "issued"), figure(metrics, "failed")
     if issued and failed is not None and issued > 0:
         return failed / issued
     return None

@@ -18,17 +18,20 @@ from dataclasses import dataclass
 from sqlmodel import Session, col, select
 
 from orchestrator.auth.models import Organisation
-from orchestrator.cost.service import PointCost, cost_of
+from orchestrator.cost.service import PointCost, Pricing, cost_of, pricing_from
+from orchestrator.endpoints.models import Endpoint
 from orchestrator.programme import ProgrammeRules, programme
 from orchestrator.runs.models import Point, PointState
 from orchestrator.slo.admissibility import (
     Admissibility,
     evaluate,
+    figure,
     limit_label,
     workload_quality,
 )
 from orchestrator.slo.schemas import LATENCY_LIMITS, SloLimits
 from orchestrator.slo.service import get_profile, limits_of
+from orchestrator.submissions.models import Submission
 from orchestrator.systems.models import System
 from orchestrator.workloads.service import resolve
 
@@ -64,13 +67,6 @@ class Ranking:
 
     def __len__(self) -> int:
         return len(self.rows)
-
-
-def _figure(point: Point, key: str) -> float | None:
-    value = point.metrics.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
 
 
 def _name(limits: SloLimits, limit: str) -> str:
@@ -122,8 +118,8 @@ def why_none(verdicts: Sequence[Admissibility], limits: SloLimits) -> str:
 
 
 def _best(points: Sequence[Point], key: str) -> Point | None:
-    measured = [p for p in points if _figure(p, key) is not None]
-    return max(measured, key=lambda p: (_figure(p, key), -p.concurrency), default=None)
+    measured = [p for p in points if figure(p.metrics, key) is not None]
+    return max(measured, key=lambda p: (figure(p.metrics, key), -p.concurrency), default=None)
 
 
 def rank(
@@ -143,20 +139,25 @@ def rank(
     profile = get_profile(session, name=slo_name or rules.default_slo)
     limits = limits_of(profile)
     quality, note = workload_quality(workload.definition)
+    # one query: each point with what prices it (its system, its submission's endpoint)
     rows = session.exec(
-        select(Point, System, Organisation)
+        select(Point, System, Organisation, Endpoint)
         .join(System, col(System.id) == Point.system_id)
         .join(Organisation, col(Organisation.id) == System.organisation_id)
+        .join(Submission, col(Submission.id) == Point.submission_id)
+        .outerjoin(Endpoint, col(Endpoint.id) == Submission.endpoint_id)
         .where(Point.workload_id == workload.id)
         .where(Point.state == PointState.ACCEPTED)
         .where(col(Point.superseded_by).is_(None))
         .order_by(col(Point.id))
     ).all()
     by_system: dict[int, tuple[str, list[Point]]] = {}
-    for point, system, org in rows:
+    pricing: dict[int | None, Pricing] = {}
+    for point, system, org, endpoint in rows:
         assert system.id is not None
         entry = by_system.setdefault(system.id, (f"{org.name}/{system.name}", []))
         entry[1].append(point)
+        pricing[point.id] = pricing_from(system, endpoint)
     ranked: list[RankRow] = []
     for system_id, (label, points) in by_system.items():
         verdicts = [evaluate(p.metrics, limits, quality=quality) for p in points]
@@ -165,17 +166,24 @@ def rank(
         cost = None
         if best_qps is not None:
             verdict = verdicts[points.index(best_qps)]
-            cost = cost_of(session, point=best_qps, slo=profile.name, verdict=verdict, rules=rules)
+            cost = cost_of(
+                session,
+                point=best_qps,
+                slo=profile.name,
+                verdict=verdict,
+                rules=rules,
+                pricing=pricing[best_qps.id],
+            )
         ranked.append(
             RankRow(
                 system_id=system_id,
                 system=label,
                 points=len(points),
                 admissible_points=len(good),
-                best_qps=_figure(best_qps, "qps") if best_qps else None,
+                best_qps=figure(best_qps.metrics, "qps") if best_qps else None,
                 best_qps_point_id=best_qps.id if best_qps else None,
                 best_qps_concurrency=best_qps.concurrency if best_qps else None,
-                best_tps=_figure(best_tps, "tps") if best_tps else None,
+                best_tps=figure(best_tps.metrics, "tps") if best_tps else None,
                 best_tps_point_id=best_tps.id if best_tps else None,
                 best_tps_concurrency=best_tps.concurrency if best_tps else None,
                 cost=cost,
